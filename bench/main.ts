@@ -1,0 +1,20 @@
+// deno-lint-ignore-file no-console
+/**
+ * Runs every benchmark script under `bench/` in turn (pass `--quick` for short runs).
+ *
+ * Run: deno task bench [--quick]
+ *
+ * @module
+ */
+const dir = new URL("./", import.meta.url).pathname;
+const scripts = [...Deno.readDirSync(dir)]
+  .map((entry) => entry.name)
+  .filter((name) => name.endsWith(".ts") && !name.startsWith("_") && name !== "main.ts")
+  .sort();
+for (const script of scripts) {
+  console.log(`\n=== bench/${script}`);
+  const { code } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${dir}${script}`, ...Deno.args],
+  }).spawn().status;
+  if (code !== 0) Deno.exit(code);
+}

@@ -1,0 +1,3 @@
+/** stub. @module */
+/** x. */
+export const X: number = 1;

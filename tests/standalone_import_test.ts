@@ -1,0 +1,106 @@
+/**
+ * Proves the kernel and core are importable on their own: each is copied, as a consumer would receive it, into a
+ * temporary directory next to a script that imports only that package, which must type-check and run.
+ */
+import assert from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+
+async function copyPackage(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const entry of Deno.readDir(from)) {
+    const source = join(from, entry.name);
+    const target = join(to, entry.name);
+    if (entry.isDirectory) await copyPackage(source, target);
+    else if (entry.isFile && !entry.name.endsWith("_test.ts")) await Deno.copyFile(source, target);
+  }
+}
+
+async function deno(
+  args: string[],
+  cwd: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+  })
+    .output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+async function packageImports(member: string): Promise<Record<string, string>> {
+  const config = JSON.parse(await Deno.readTextFile(join(root, member, "deno.json"))) as {
+    imports?: Record<string, string>;
+  };
+  return config.imports ?? {};
+}
+
+Deno.test("the kernel type-checks and runs with nothing but its own package", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "terret-standalone-kernel-" });
+  try {
+    await copyPackage(join(root, "kernel"), join(dir, "pkg", "hames"));
+    await Deno.writeTextFile(
+      join(dir, "deno.json"),
+      JSON.stringify({
+        imports: { "@terret/hames": "./pkg/hames/mod.ts", ...(await packageImports("kernel")) },
+      }),
+    );
+    await Deno.writeTextFile(
+      join(dir, "main.ts"),
+      [
+        'import { Context, createContext, defineService } from "@terret/hames";',
+        'const Answer = defineService<number>("answer");',
+        "const ctx: Context = createContext();",
+        "ctx.provide(Answer, 42);",
+        "console.log(`answer=${ctx.get(Answer)}`);",
+        "await ctx.dispose();",
+      ].join("\n"),
+    );
+    const checked = await deno(["check", "main.ts"], dir);
+    assert.equal(checked.code, 0, checked.stderr);
+    const ran = await deno(["run", "main.ts"], dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.equal(ran.stdout, "answer=42\n");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("core type-checks and runs with nothing but the kernel and its own package", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "terret-standalone-core-" });
+  try {
+    await copyPackage(join(root, "kernel"), join(dir, "pkg", "hames"));
+    await copyPackage(join(root, "core"), join(dir, "pkg", "core"));
+    const imports = {
+      "@terret/hames": "./pkg/hames/mod.ts",
+      "@terret/core": "./pkg/core/mod.ts",
+      ...(await packageImports("kernel")),
+      ...(await packageImports("core")),
+    };
+    await Deno.writeTextFile(join(dir, "deno.json"), JSON.stringify({ imports }));
+    await Deno.writeTextFile(
+      join(dir, "main.ts"),
+      [
+        'import * as core from "@terret/core";',
+        "console.log(`exports=${Object.keys(core).length > 0}`);",
+      ]
+        .join("\n"),
+    );
+    const checked = await deno(["check", "main.ts"], dir);
+    assert.equal(checked.code, 0, checked.stderr);
+    const ran = await deno(["run", "main.ts"], dir);
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.equal(ran.stdout, "exports=true\n");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

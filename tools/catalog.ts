@@ -1,0 +1,34 @@
+// deno-lint-ignore-file no-console
+/**
+ * Generates `docs/events.md` and `docs/config-catalog.md` from the declarations every package exports.
+ * With `--check`, writes nothing and exits 1 when a committed catalog drifts from the code.
+ *
+ * Run: deno task catalog [--check]
+ *
+ * @module
+ */
+import { KERNEL_EVENTS, renderConfigCatalog, renderEventCatalog } from "@terret/hames";
+import { CATALOG_EVENTS, CATALOG_PLUGINS } from "./catalog_sources.ts";
+
+const check = Deno.args.includes("--check");
+const root = new URL("../", import.meta.url);
+const outputs: [string, string][] = [
+  ["docs/events.md", renderEventCatalog([...KERNEL_EVENTS, ...CATALOG_EVENTS])],
+  ["docs/config-catalog.md", renderConfigCatalog(CATALOG_PLUGINS)],
+];
+
+let drift = false;
+for (const [path, text] of outputs) {
+  const url = new URL(path, root);
+  if (check) {
+    const current = await Deno.readTextFile(url).catch(() => "");
+    if (current !== text) {
+      drift = true;
+      console.error(`${path} is out of date: run \`deno task catalog\` and commit the result`);
+    }
+  } else {
+    await Deno.writeTextFile(url, text);
+    console.log(`wrote ${path}`);
+  }
+}
+if (drift) Deno.exit(1);

@@ -1,0 +1,13 @@
+/**
+ * The declarations the catalogs are generated from: every package's exported events and plugins. A package that
+ * declares events or plugins adds its lists here.
+ *
+ * @module
+ */
+import type { EventDefinition, PluginLike } from "@terret/hames";
+
+/** Events declared outside the kernel. */
+export const CATALOG_EVENTS: readonly EventDefinition[] = [];
+
+/** Plugins that can appear in a config row. */
+export const CATALOG_PLUGINS: readonly PluginLike[] = [];
