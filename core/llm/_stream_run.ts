@@ -1,0 +1,466 @@
+/**
+ * One streamed model request as a hand-written async iterator: attempts, retries, reading and decoding, with
+ * buffered events handed out without an async generator per event (the hot path of every model stream).
+ *
+ * @module
+ */
+import type { Logger } from "@terret/hames";
+import {
+  backoffDelay,
+  isRetryableStatus,
+  parseRetryAfter,
+  type RetryPolicy,
+  type Timing,
+} from "./retry.ts";
+import { SseDecoder } from "./sse.ts";
+import type { HttpTransport, StreamEvent, StreamFailure } from "./vocabulary.ts";
+import type { StreamDecoder } from "./adapter_base.ts";
+
+/** What a run needs from its adapter. */
+export interface RunSettings {
+  readonly policy: RetryPolicy;
+  readonly timing: Timing;
+  readonly timeoutMs: number;
+  readonly transport: HttpTransport;
+  readonly logger: Logger | undefined;
+  readonly build: (signal: AbortSignal) => Request;
+  readonly decoder: () => StreamDecoder;
+  readonly redact: (text: string) => string;
+}
+
+type ErrorEvent = Extract<StreamEvent, { type: "error" }>;
+type Reader = ReadableStreamDefaultReader<Uint8Array>;
+
+const DONE: Promise<IteratorResult<StreamEvent>> = Promise.resolve({
+  done: true,
+  value: undefined,
+});
+const TIMEOUT = Symbol("timeout");
+const ERROR_BODY_LIMIT = 64 * 1024;
+
+/** The per-attempt state. */
+interface Attempt {
+  readonly controller: AbortController;
+  readonly timer: IdleTimer;
+  readonly onAbort: () => void;
+  reader: Reader | undefined;
+  sse: SseDecoder | undefined;
+  readonly decoder: StreamDecoder;
+  /** Where the decoder writes: a private list until output starts, then the run's buffer itself. */
+  out: StreamEvent[];
+  finished: boolean;
+  held: StreamEvent | undefined;
+  streaming: boolean;
+}
+
+/** An in-flight streamed request; see `HttpAdapterBase` for the contract it implements. */
+export class StreamRun implements AsyncIterableIterator<StreamEvent> {
+  readonly #settings: RunSettings;
+  readonly #signal: AbortSignal | undefined;
+  readonly #buffer: StreamEvent[] = [];
+  #index = 0;
+  #ended = false;
+  #number = 0;
+  #attempt: Attempt | undefined;
+  #pulling: Promise<IteratorResult<StreamEvent>> | undefined;
+
+  constructor(settings: RunSettings, signal: AbortSignal | undefined) {
+    this.#settings = settings;
+    this.#signal = signal;
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<StreamEvent>> {
+    if (this.#index < this.#buffer.length) {
+      return Promise.resolve({ done: false, value: this.#buffer[this.#index++]! });
+    }
+    if (this.#ended) return DONE;
+    if (this.#pulling !== undefined) return this.#pulling.then(() => this.next());
+    this.#pulling = this.#pull();
+    return this.#pulling;
+  }
+
+  return(): Promise<IteratorResult<StreamEvent>> {
+    this.#ended = true;
+    this.#buffer.length = 0;
+    this.#index = 0;
+    this.#closeAttempt();
+    return DONE;
+  }
+
+  async #pull(): Promise<IteratorResult<StreamEvent>> {
+    this.#buffer.length = 0;
+    this.#index = 0;
+    try {
+      while (this.#buffer.length === 0 && !this.#ended) {
+        if (this.#attempt?.reader === undefined) await this.#open();
+        else await this.#read(this.#attempt, this.#attempt.reader);
+      }
+    } catch (error) {
+      this.#terminal(
+        failure("protocol", `Cannot stream from the model: ${describe(error)}`, false),
+      );
+    }
+    this.#pulling = undefined;
+    return this.next();
+  }
+
+  /** Starts an attempt: sends the request and checks the status. */
+  async #open(): Promise<void> {
+    this.#closeAttempt();
+    const signal = this.#signal;
+    if (signal?.aborted) return this.#terminal(aborted());
+    const attempt = this.#startAttempt();
+    let response: Response;
+    try {
+      const sent = this.#settings.transport(this.#settings.build(attempt.controller.signal));
+      response = await untilAborted(sent, attempt.controller.signal);
+    } catch (error) {
+      if (this.#ended) return;
+      if (signal?.aborted) return this.#terminal(aborted());
+      const why = attempt.controller.signal.reason === TIMEOUT
+        ? `no response within ${this.#settings.timeoutMs / 1000} s`
+        : `cannot reach the server: ${describe(error)}`;
+      return await this.#failed(failure("network", `Cannot stream from the model: ${why}`, true));
+    }
+    if (this.#ended) return void response.body?.cancel().catch(ignore);
+    attempt.timer.reset();
+    if (!response.ok) return await this.#httpError(response, attempt);
+    if (response.body === null) {
+      const event = failure(
+        "protocol",
+        "Cannot stream from the model: the response has no body",
+        false,
+      );
+      return await this.#failed(event);
+    }
+    attempt.reader = response.body.getReader();
+    attempt.sse = new SseDecoder((data, event) => {
+      if (!attempt.finished) attempt.finished = attempt.decoder.message(data, attempt.out, event);
+    });
+  }
+
+  #startAttempt(): Attempt {
+    const controller = new AbortController();
+    const onAbort = (): void => {
+      controller.abort(this.#signal?.reason);
+      attempt.reader?.cancel().catch(ignore);
+    };
+    const timer = new IdleTimer(this.#settings.timeoutMs, () => {
+      controller.abort(TIMEOUT);
+      attempt.reader?.cancel().catch(ignore);
+    });
+    const attempt: Attempt = {
+      controller,
+      timer,
+      onAbort,
+      reader: undefined,
+      sse: undefined,
+      decoder: this.#settings.decoder(),
+      out: [],
+      finished: false,
+      held: undefined,
+      streaming: false,
+    };
+    this.#signal?.addEventListener("abort", onAbort, { once: true });
+    this.#attempt = attempt;
+    return attempt;
+  }
+
+  /** One network read, decoded into events. */
+  async #read(attempt: Attempt, reader: Reader): Promise<void> {
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch (error) {
+      chunk = { done: true } as ReadableStreamReadDoneResult<Uint8Array>;
+      if (
+        !this.#signal?.aborted && attempt.controller.signal.reason !== TIMEOUT && !attempt.finished
+      ) {
+        attempt.out.push(
+          failure("network", `Cannot complete the model stream: ${describe(error)}`, true),
+        );
+        attempt.finished = true;
+      }
+    }
+    if (this.#ended) return;
+    if (this.#signal?.aborted) return this.#terminal(aborted());
+    if (attempt.controller.signal.reason === TIMEOUT && !attempt.finished) {
+      const seconds = this.#settings.timeoutMs / 1000;
+      attempt.out.push(
+        failure("network", `Cannot complete the model stream: no data for ${seconds} s`, true),
+      );
+      attempt.finished = true;
+    }
+    if (!chunk.done) {
+      attempt.timer.reset();
+      attempt.sse!.push(chunk.value);
+    } else if (!attempt.finished) {
+      attempt.sse!.end();
+      if (!attempt.finished) attempt.decoder.end(attempt.out);
+      attempt.finished = true;
+    }
+    if (attempt.out === this.#buffer) {
+      if (attempt.finished) this.#finishStreaming();
+      return;
+    }
+    const failed = this.#drain(attempt);
+    if (failed !== undefined) await this.#failed(failed);
+  }
+
+  /** The decoder wrote its terminal event straight into the buffer: redact it if it is an error, and end. */
+  #finishStreaming(): void {
+    const last = this.#buffer.length - 1;
+    const event = this.#buffer[last];
+    if (event?.type === "error") {
+      const message = this.#settings.redact(event.error.message);
+      this.#buffer[last] = { type: "error", error: { ...event.error, message } };
+    }
+    this.#ended = true;
+    this.#closeAttempt();
+  }
+
+  /** Moves decoded events to the buffer; returns an error that came before any output (a retry candidate). */
+  #drain(attempt: Attempt): ErrorEvent | undefined {
+    const out = attempt.out;
+    for (let i = 0; i < out.length; i++) {
+      const event = out[i]!;
+      if (!attempt.streaming) {
+        if (event.type === "message_start") {
+          attempt.held = event;
+          continue;
+        }
+        if (event.type === "error") {
+          out.length = 0;
+          return event;
+        }
+        attempt.streaming = true;
+        if (attempt.held !== undefined) this.#buffer.push(attempt.held);
+      }
+      if (event.type === "error" || event.type === "message_stop") {
+        out.length = 0;
+        this.#terminal(event);
+        return undefined;
+      }
+      this.#buffer.push(event);
+    }
+    out.length = 0;
+    if (attempt.streaming) attempt.out = this.#buffer;
+    return undefined;
+  }
+
+  async #httpError(response: Response, attempt: Attempt): Promise<void> {
+    const text = await readCapped(response, attempt.controller.signal);
+    if (this.#ended) return;
+    if (this.#signal?.aborted) return this.#terminal(aborted());
+    const status = response.status;
+    const detail = errorDetail(text);
+    const retryAfter = parseRetryAfter(response.headers, this.#settings.timing.now());
+    const hint = response.headers.get("x-should-retry");
+    const retryable = hint === "true" ? true : hint === "false" ? false : isRetryableStatus(status);
+    let message = `Cannot stream from the model: HTTP ${status}${
+      detail === "" ? "" : `: ${detail}`
+    }`;
+    if (
+      retryable && retryAfter !== undefined && retryAfter > this.#settings.policy.maxRetryAfterMs
+    ) {
+      message += ` (the server asks to retry after ${Math.ceil(retryAfter / 1000)} s)`;
+    }
+    await this.#failed(failure("http", message, retryable, status), retryAfter);
+  }
+
+  /** Retries after a wait when the failure allows it and retries remain; otherwise reports it. */
+  async #failed(event: ErrorEvent, retryAfter?: number): Promise<void> {
+    const { policy, timing, logger } = this.#settings;
+    const message = this.#settings.redact(event.error.message);
+    const attempt = this.#number;
+    if (event.error.retryable && attempt < policy.maxRetries) {
+      const wait = retryAfter ?? backoffDelay(attempt, policy, timing.random);
+      if (wait <= policy.maxRetryAfterMs) {
+        this.#closeAttempt();
+        this.#number++;
+        logger?.log("warn", "Retrying model request", {
+          attempt: attempt + 2,
+          attempts: policy.maxRetries + 1,
+          delay_ms: wait,
+          reason: message,
+        });
+        await timing.sleep(wait, this.#signal);
+        return;
+      }
+    }
+    this.#terminal({ type: "error", error: { ...event.error, message } });
+  }
+
+  /** Queues the terminal event and releases the connection. */
+  #terminal(event: StreamEvent): void {
+    this.#buffer.push(
+      event.type === "error"
+        ? {
+          type: "error",
+          error: { ...event.error, message: this.#settings.redact(event.error.message) },
+        }
+        : event,
+    );
+    this.#ended = true;
+    this.#closeAttempt();
+  }
+
+  #closeAttempt(): void {
+    const attempt = this.#attempt;
+    if (attempt === undefined) return;
+    this.#attempt = undefined;
+    attempt.timer.clear();
+    this.#signal?.removeEventListener("abort", attempt.onAbort);
+    attempt.controller.abort();
+    attempt.reader?.cancel().catch(ignore);
+  }
+}
+
+/**
+ * An idle deadline that is cheap to push back: `reset()` only records the time, and a single timer re-arms itself for
+ * the remainder when it fires early, so a stream of many small reads costs no timer churn.
+ */
+class IdleTimer {
+  readonly #ms: number;
+  readonly #onIdle: () => void;
+  #last = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(ms: number, onIdle: () => void) {
+    this.#ms = ms;
+    this.#onIdle = onIdle;
+    this.#last = Date.now();
+    this.#arm(ms);
+  }
+
+  reset(): void {
+    this.#last = Date.now();
+  }
+
+  clear(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #arm(ms: number): void {
+    this.#timer = setTimeout(() => {
+      const idle = Date.now() - this.#last;
+      if (idle >= this.#ms) {
+        this.#timer = undefined;
+        this.#onIdle();
+      } else {
+        this.#arm(this.#ms - idle);
+      }
+    }, ms);
+  }
+}
+
+function failure(
+  kind: StreamFailure["kind"],
+  message: string,
+  retryable: boolean,
+  status?: number,
+): ErrorEvent {
+  const error: StreamFailure = status === undefined
+    ? { kind, message, retryable }
+    : { kind, message, retryable, status };
+  return { type: "error", error };
+}
+
+/** The event ending an aborted stream. */
+export function aborted(): ErrorEvent {
+  return failure("aborted", "Cannot complete the model stream: the request was aborted", false);
+}
+
+/** An error's message, followed by its causes' (fetch puts the useful part, e.g. "Connection refused", there). */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? describe(error.cause) : undefined;
+  return cause === undefined || error.message.includes(cause)
+    ? error.message
+    : `${error.message}: ${cause}`;
+}
+
+function ignore(): void {}
+
+/**
+ * Resolves like `sent`, or rejects as soon as `signal` aborts (for transports that ignore the signal); a response
+ * arriving after the abort has its body cancelled.
+ */
+function untilAborted(sent: Promise<Response>, signal: AbortSignal): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+    sent.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        if (signal.aborted) value.body?.cancel().catch(ignore);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Reads at most 64 KiB of an error body as text, then cancels the rest. */
+async function readCapped(response: Response, signal: AbortSignal): Promise<string> {
+  if (response.body === null) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const onAbort = (): void => void reader.cancel().catch(ignore);
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    while (size < ERROR_BODY_LIMIT && !signal.aborted) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch {
+    // A body that fails mid-read still gives its status; the text so far is enough.
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    reader.cancel().catch(ignore);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes.subarray(0, ERROR_BODY_LIMIT));
+}
+
+/** The human part of an error body: `error.message` (with `error_type`) of a JSON body, else trimmed text. */
+function errorDetail(text: string): string {
+  const trimmed = text.trim();
+  if (trimmed === "") return "";
+  try {
+    const body = JSON.parse(trimmed) as { error?: unknown; message?: unknown };
+    const error = typeof body.error === "object" && body.error !== null
+      ? body.error as { message?: unknown; metadata?: { error_type?: unknown } }
+      : undefined;
+    const message = error?.message ?? body.message ??
+      (typeof body.error === "string" ? body.error : undefined);
+    if (typeof message === "string") {
+      const type = error?.metadata?.error_type;
+      return clip(typeof type === "string" ? `${message} (${type})` : message);
+    }
+  } catch {
+    // Not JSON: fall through to the text.
+  }
+  return clip(trimmed);
+}
+
+function clip(text: string): string {
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+}

@@ -1,0 +1,254 @@
+/**
+ * Cassettes: model exchanges recorded byte for byte, so a real session can be replayed as a deterministic test.
+ *
+ * A cassette is a JSON Lines file. The first line is the header
+ * `{"cassette":"terret-llm","version":1,"created_at":"…"}`; every further line is one model request (one
+ * `llm/stream` dispatch):
+ *
+ * ```jsonc
+ * {
+ *   "key": "3f2a…",               // sha-256 of the canonical JSON of {role, request}: what replay matches on
+ *   "role": "main",
+ *   "request": { … },             // the provider-neutral LlmRequest
+ *   "exchanges": [{               // one per HTTP attempt, in order (a retried request has several)
+ *     "method": "POST",
+ *     "url": "https://openrouter.ai/api/v1/chat/completions",   // query string dropped
+ *     "request_body": { … },      // the JSON body the adapter sent (no headers are recorded: no key)
+ *     "status": 200,
+ *     "headers": { "content-type": "text/event-stream" },
+ *     "body": "data: …\n\n",      // the response bytes as UTF-8 text, or "body_base64" when not valid UTF-8
+ *     "reads": [412, 1033],       // byte length of each network read, replayed as the same boundaries
+ *     "end": "complete"           // "complete" | "dropped" (the connection failed) | "open" (the client left)
+ *   }],                           // or, when the connection failed: {"method","url","request_body","error"}
+ *   "events": [ … ]               // the stream events the adapter yielded while recording
+ * }
+ * ```
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import { TerretError } from "@terret/hames";
+import { LlmRequestSchema, ModelRoleSchema } from "../schemas.ts";
+import type { LlmRequest, ModelRole, StreamEvent } from "../vocabulary.ts";
+
+/** The header line of a cassette. */
+export interface CassetteHeader {
+  readonly cassette: "terret-llm";
+  readonly version: 1;
+  readonly created_at: string;
+}
+
+/** One recorded HTTP attempt. */
+export interface CassetteExchange {
+  readonly method: string;
+  readonly url: string;
+  readonly request_body: unknown;
+  /** Set when the connection itself failed (no response). */
+  readonly error?: string;
+  readonly status?: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+  readonly body_base64?: string;
+  readonly reads?: readonly number[];
+  readonly end?: "complete" | "dropped" | "open";
+}
+
+/** One recorded model request with its HTTP attempts and resulting events. */
+export interface CassetteInteraction {
+  readonly key: string;
+  readonly role: ModelRole;
+  readonly request: LlmRequest;
+  readonly exchanges: readonly CassetteExchange[];
+  readonly events: readonly StreamEvent[];
+}
+
+/** A parsed cassette. */
+export interface Cassette {
+  readonly header: CassetteHeader;
+  readonly interactions: readonly CassetteInteraction[];
+}
+
+const HeaderSchema = z.object({
+  cassette: z.literal("terret-llm"),
+  version: z.literal(1),
+  created_at: z.string(),
+});
+
+const ExchangeSchema = z.object({
+  method: z.string(),
+  url: z.string(),
+  request_body: z.unknown(),
+  error: z.string().optional(),
+  status: z.number().int().min(200).max(599).optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  body: z.string().optional(),
+  body_base64: z.base64().optional(),
+  reads: z.array(z.number().int().positive()).optional(),
+  end: z.enum(["complete", "dropped", "open"]).optional(),
+}).refine((exchange) => exchange.error !== undefined || exchange.status !== undefined, {
+  message: "An exchange needs `status` or `error`",
+});
+
+const InteractionSchema = z.object({
+  key: z.string().regex(/^[0-9a-f]{64}$/),
+  role: ModelRoleSchema,
+  request: LlmRequestSchema,
+  exchanges: z.array(ExchangeSchema),
+  events: z.array(z.object({ type: z.string() }).passthrough()),
+});
+
+/** The header of a new cassette. */
+export function cassetteHeader(now: Date = new Date()): CassetteHeader {
+  return { cassette: "terret-llm", version: 1, created_at: now.toISOString() };
+}
+
+/**
+ * The stable match key of a request: the sha-256 (hex) of the canonical JSON (sorted keys, `undefined` dropped)
+ * of `{role, request}`.
+ */
+export function requestKey(role: ModelRole, request: LlmRequest): string {
+  return createHash("sha256").update(canonicalJson({ role, request })).digest("hex");
+}
+
+/** JSON with object keys sorted at every level and `undefined` members dropped. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (typeof value !== "object" || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) {
+    const member = (value as Record<string, unknown>)[key];
+    if (member !== undefined) out[key] = sortKeys(member);
+  }
+  return out;
+}
+
+/**
+ * Parses cassette text.
+ *
+ * @param text the JSON Lines content
+ * @param source the file name, for messages
+ * @throws {TerretError} `CassetteInvalid` naming the line and the problem
+ */
+export function parseCassette(text: string, source: string): Cassette {
+  const lines = text.split("\n").map((line, index) => ({ line, number: index + 1 }))
+    .filter(({ line }) => line.trim() !== "");
+  const first = lines[0];
+  if (first === undefined) throw invalid(source, 1, "the file is empty");
+  const header = HeaderSchema.safeParse(parseLine(first.line, source, first.number));
+  if (!header.success) {
+    throw invalid(source, first.number, "the first line is not a cassette header");
+  }
+  const interactions = lines.slice(1).map(({ line, number }) => {
+    const parsed = InteractionSchema.safeParse(parseLine(line, source, number));
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw invalid(source, number, `${issue.path.join(".") || "(line)"}: ${issue.message}`);
+    }
+    return parsed.data as unknown as CassetteInteraction;
+  });
+  return { header: header.data, interactions };
+}
+
+function parseLine(line: string, source: string, number: number): unknown {
+  try {
+    return JSON.parse(line);
+  } catch (error) {
+    throw invalid(source, number, `invalid JSON (${(error as Error).message})`);
+  }
+}
+
+function invalid(source: string, line: number, detail: string): TerretError {
+  return new TerretError(
+    "CassetteInvalid",
+    `Cannot read cassette "${source}": line ${line}: ${detail}`,
+    {
+      details: { source, line },
+    },
+  );
+}
+
+/** Serialises one interaction as a cassette line (with its newline). */
+export function formatInteraction(interaction: CassetteInteraction): string {
+  return JSON.stringify(interaction) + "\n";
+}
+
+/**
+ * Reads a cassette from a file path or a `file:`/`https:` URL (so a cassette shipped inside a package can be
+ * located with `import.meta.url`).
+ *
+ * @throws {TerretError} `CassetteInvalid` when it cannot be read or parsed
+ */
+export async function readCassette(location: string | URL): Promise<Cassette> {
+  const name = String(location);
+  let text: string;
+  try {
+    text = location instanceof URL || /^[a-z][a-z0-9+.-]*:\/\//i.test(location)
+      ? await (await fetch(location)).text()
+      : await Deno.readTextFile(location);
+  } catch (error) {
+    throw new TerretError(
+      "CassetteInvalid",
+      `Cannot read cassette "${name}": ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+  return parseCassette(text, name);
+}
+
+/** The response bytes of a recorded exchange. */
+export function exchangeBytes(exchange: CassetteExchange): Uint8Array {
+  if (exchange.body_base64 !== undefined) {
+    return Uint8Array.from(atob(exchange.body_base64), (char) => char.charCodeAt(0));
+  }
+  return new TextEncoder().encode(exchange.body ?? "");
+}
+
+/**
+ * The first place two JSON values differ, as a path and both values (clipped), or `undefined` when equal.
+ *
+ * @example
+ * ```ts
+ * import { firstDifference } from "@terret/core";
+ * firstDifference({ a: [1, 2] }, { a: [1, 3] }, "request"); // 'request.a[1]: recorded 2, got 3'
+ * ```
+ */
+export function firstDifference(
+  recorded: unknown,
+  actual: unknown,
+  path: string,
+): string | undefined {
+  if (Object.is(recorded, actual)) return undefined;
+  if (Array.isArray(recorded) && Array.isArray(actual)) {
+    const shared = Math.min(recorded.length, actual.length);
+    for (let i = 0; i < shared; i++) {
+      const found = firstDifference(recorded[i], actual[i], `${path}[${i}]`);
+      if (found !== undefined) return found;
+    }
+    if (recorded.length === actual.length) return undefined;
+    return `${path}: recorded ${recorded.length} items, got ${actual.length}`;
+  }
+  if (isObject(recorded) && isObject(actual)) {
+    const keys = [...new Set([...Object.keys(recorded), ...Object.keys(actual)])].sort();
+    for (const key of keys) {
+      const found = firstDifference(recorded[key], actual[key], `${path}.${key}`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  return `${path}: recorded ${show(recorded)}, got ${show(actual)}`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function show(value: unknown): string {
+  if (value === undefined) return "nothing";
+  const text = JSON.stringify(value);
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+}

@@ -1,0 +1,69 @@
+/**
+ * Zod schemas for the model vocabulary: the runtime contract of what crosses the `llm/stream` waterfall (checked at
+ * dispatch when a context validates payloads) and a validator for anything that stores or ships messages.
+ *
+ * @module
+ */
+import { z } from "zod";
+import type { LlmRequest, Message, ModelRole, Part } from "./vocabulary.ts";
+
+const TextPartSchema = z.object({ type: z.literal("text"), text: z.string() }).strict();
+
+const ImagePartSchema = z.object({
+  type: z.literal("image"),
+  url: z.string().optional(),
+  data: z.string().optional(),
+  media_type: z.string().optional(),
+}).strict().refine((part) => part.url !== undefined || part.data !== undefined, {
+  message: "An image part needs `url` or `data`",
+});
+
+/** Any message part. */
+export const PartSchema: z.ZodType<Part> = z.union([
+  TextPartSchema,
+  ImagePartSchema,
+  z.object({ type: z.literal("thinking"), text: z.string(), signature: z.string().optional() })
+    .strict(),
+  z.object({
+    type: z.literal("tool_call"),
+    id: z.string(),
+    name: z.string(),
+    args: z.record(z.string(), z.unknown()),
+  }).strict(),
+  z.object({
+    type: z.literal("tool_result"),
+    id: z.string(),
+    name: z.string(),
+    content: z.union([z.string(), z.array(z.union([TextPartSchema, ImagePartSchema]))]),
+    is_error: z.boolean(),
+  }).strict(),
+]) as z.ZodType<Part>;
+
+/** One message of model history. */
+export const MessageSchema: z.ZodType<Message> = z.object({
+  role: z.enum(["user", "assistant", "tool"]),
+  parts: z.array(PartSchema),
+}).strict() as z.ZodType<Message>;
+
+/** The model roles. */
+export const ModelRoleSchema: z.ZodType<ModelRole> = z.enum([
+  "main",
+  "titler",
+  "compactor",
+  "subagent",
+]);
+
+/** A provider-neutral model request. */
+export const LlmRequestSchema: z.ZodType<LlmRequest> = z.object({
+  system: z.string().optional(),
+  messages: z.array(MessageSchema),
+  tools: z.array(
+    z.object({
+      name: z.string().min(1),
+      description: z.string(),
+      parameters: z.record(z.string(), z.unknown()),
+    }).strict(),
+  ).optional(),
+  model: z.string().min(1).optional(),
+  params: z.record(z.string(), z.unknown()).optional(),
+}).strict() as z.ZodType<LlmRequest>;
