@@ -5,9 +5,15 @@
  * @module
  */
 import type { EventDefinition, PluginLike } from "@terret/hames";
+import { LLM_EVENTS, llmRecorder, LlmRegistry, llmReplayer, openRouterLlm } from "@terret/core";
 
 /** Events declared outside the kernel. */
-export const CATALOG_EVENTS: readonly EventDefinition[] = [];
+export const CATALOG_EVENTS: readonly EventDefinition[] = [...LLM_EVENTS];
 
 /** Plugins that can appear in a config row. */
-export const CATALOG_PLUGINS: readonly PluginLike[] = [];
+export const CATALOG_PLUGINS: readonly PluginLike[] = [
+  LlmRegistry as PluginLike,
+  openRouterLlm as PluginLike,
+  llmRecorder as PluginLike,
+  llmReplayer as PluginLike,
+];

@@ -18,8 +18,10 @@
  *     "headers": { "content-type": "text/event-stream" },
  *     "body": "data: …\n\n",      // the response bytes as UTF-8 text, or "body_base64" when not valid UTF-8
  *     "reads": [412, 1033],       // byte length of each network read, replayed as the same boundaries
- *     "end": "complete"           // "complete" | "dropped" (the connection failed) | "open" (the client left)
+ *     "end": "complete"           // "complete"; "dropped": the connection failed; "open": the client stopped
+ *                                 // reading first (after [DONE], an error or an abort): replay then holds it open
  *   }],                           // or, when the connection failed: {"method","url","request_body","error"}
+ *                                 // ("error" also holds the read error of a "dropped" body)
  *   "events": [ … ]               // the stream events the adapter yielded while recording
  * }
  * ```
@@ -44,7 +46,7 @@ export interface CassetteExchange {
   readonly method: string;
   readonly url: string;
   readonly request_body: unknown;
-  /** Set when the connection itself failed (no response). */
+  /** Why the connection failed (no `status`), or why a `dropped` body failed. */
   readonly error?: string;
   readonly status?: number;
   readonly headers?: Readonly<Record<string, string>>;

@@ -58,6 +58,16 @@ export class CassetteWriter {
   }
 }
 
+/** Response headers not worth replaying: transport framing, the clock, cookies. */
+const UNRECORDED_HEADERS = new Set([
+  "connection",
+  "content-length",
+  "date",
+  "keep-alive",
+  "set-cookie",
+  "transfer-encoding",
+]);
+
 /** A mutable exchange record, filled in as the exchange runs and finished by {@linkcode finishExchanges}. */
 export type ExchangeDraft = { -readonly [K in keyof CassetteExchange]: CassetteExchange[K] } & {
   /** The response body's network reads so far. */
@@ -91,7 +101,7 @@ export function recordingTransport(
     }
     const headers: Record<string, string> = {};
     response.headers.forEach((value, name) => {
-      if (name !== "set-cookie") headers[name] = value;
+      if (!UNRECORDED_HEADERS.has(name)) headers[name] = value;
     });
     draft.status = response.status;
     draft.headers = headers;
@@ -122,7 +132,10 @@ function tap(body: ReadableStream<Uint8Array>, draft: ExchangeDraft): ReadableSt
         draft.chunks!.push(value.slice());
         controller.enqueue(value);
       } catch (error) {
-        draft.end ??= "dropped";
+        if (draft.end === undefined) {
+          draft.end = "dropped";
+          draft.error = error instanceof Error ? error.message : String(error);
+        }
         controller.error(error);
       }
     },

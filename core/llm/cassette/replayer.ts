@@ -124,7 +124,7 @@ export function replayTransport(
         `Cannot replay a model request from cassette "${source}": it recorded ${interaction.exchanges.length} HTTP attempts and the adapter made another`;
       return Promise.resolve(Response.json({ error: { code: 400, message } }, { status: 400 }));
     }
-    if (exchange.error !== undefined) return Promise.reject(new TypeError(exchange.error));
+    if (exchange.status === undefined) return Promise.reject(new TypeError(exchange.error));
     const body = replayBody(exchange, request.signal);
     return Promise.resolve(
       new Response(body, { status: exchange.status ?? 200, headers: exchange.headers ?? {} }),
@@ -165,7 +165,7 @@ function replayBody(exchange: CassetteExchange, signal: AbortSignal): ReadableSt
         controller.close();
       } else if (end === "dropped") {
         release?.();
-        controller.error(new TypeError("error reading a body from connection (replayed drop)"));
+        controller.error(new TypeError(exchange.error ?? "error reading a body from connection"));
       } else {
         return new Promise<void>(() => {}); // "open": hold until the client aborts or cancels
       }
