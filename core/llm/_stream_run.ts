@@ -13,8 +13,19 @@ import {
   type Timing,
 } from "./retry.ts";
 import { SseDecoder } from "./sse.ts";
-import type { HttpTransport, StreamEvent, StreamFailure } from "./vocabulary.ts";
+import type { HttpTransport, StreamEvent } from "./vocabulary.ts";
 import type { StreamDecoder } from "./adapter_base.ts";
+import {
+  aborted,
+  describe,
+  errorDetail,
+  type ErrorEvent,
+  failure,
+  IdleTimer,
+  ignore,
+  readCapped,
+  untilAborted,
+} from "./_http.ts";
 
 /** What a run needs from its adapter. */
 export interface RunSettings {
@@ -28,7 +39,6 @@ export interface RunSettings {
   readonly redact: (text: string) => string;
 }
 
-type ErrorEvent = Extract<StreamEvent, { type: "error" }>;
 type Reader = ReadableStreamDefaultReader<Uint8Array>;
 
 const DONE: Promise<IteratorResult<StreamEvent>> = Promise.resolve({
@@ -36,7 +46,6 @@ const DONE: Promise<IteratorResult<StreamEvent>> = Promise.resolve({
   value: undefined,
 });
 const TIMEOUT = Symbol("timeout");
-const ERROR_BODY_LIMIT = 64 * 1024;
 
 /** The per-attempt state. */
 interface Attempt {
@@ -318,149 +327,4 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
     attempt.controller.abort();
     attempt.reader?.cancel().catch(ignore);
   }
-}
-
-/**
- * An idle deadline that is cheap to push back: `reset()` only records the time, and a single timer re-arms itself for
- * the remainder when it fires early, so a stream of many small reads costs no timer churn.
- */
-class IdleTimer {
-  readonly #ms: number;
-  readonly #onIdle: () => void;
-  #last = 0;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-
-  constructor(ms: number, onIdle: () => void) {
-    this.#ms = ms;
-    this.#onIdle = onIdle;
-    this.#last = Date.now();
-    this.#arm(ms);
-  }
-
-  reset(): void {
-    this.#last = Date.now();
-  }
-
-  clear(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-  }
-
-  #arm(ms: number): void {
-    this.#timer = setTimeout(() => {
-      const idle = Date.now() - this.#last;
-      if (idle >= this.#ms) {
-        this.#timer = undefined;
-        this.#onIdle();
-      } else {
-        this.#arm(this.#ms - idle);
-      }
-    }, ms);
-  }
-}
-
-function failure(
-  kind: StreamFailure["kind"],
-  message: string,
-  retryable: boolean,
-  status?: number,
-): ErrorEvent {
-  const error: StreamFailure = status === undefined
-    ? { kind, message, retryable }
-    : { kind, message, retryable, status };
-  return { type: "error", error };
-}
-
-/** The event ending an aborted stream. */
-export function aborted(): ErrorEvent {
-  return failure("aborted", "Cannot complete the model stream: the request was aborted", false);
-}
-
-/** An error's message, followed by its causes' (fetch puts the useful part, e.g. "Connection refused", there). */
-function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error ? describe(error.cause) : undefined;
-  return cause === undefined || error.message.includes(cause)
-    ? error.message
-    : `${error.message}: ${cause}`;
-}
-
-function ignore(): void {}
-
-/**
- * Resolves like `sent`, or rejects as soon as `signal` aborts (for transports that ignore the signal); a response
- * arriving after the abort has its body cancelled.
- */
-function untilAborted(sent: Promise<Response>, signal: AbortSignal): Promise<Response> {
-  return new Promise<Response>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener("abort", onAbort, { once: true });
-    sent.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        if (signal.aborted) value.body?.cancel().catch(ignore);
-        resolve(value);
-      },
-      (error) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-/** Reads at most 64 KiB of an error body as text, then cancels the rest. */
-async function readCapped(response: Response, signal: AbortSignal): Promise<string> {
-  if (response.body === null) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const onAbort = (): void => void reader.cancel().catch(ignore);
-  signal.addEventListener("abort", onAbort, { once: true });
-  try {
-    while (size < ERROR_BODY_LIMIT && !signal.aborted) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } catch {
-    // A body that fails mid-read still gives its status; the text so far is enough.
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-    reader.cancel().catch(ignore);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes.subarray(0, ERROR_BODY_LIMIT));
-}
-
-/** The human part of an error body: `error.message` (with `error_type`) of a JSON body, else trimmed text. */
-function errorDetail(text: string): string {
-  const trimmed = text.trim();
-  if (trimmed === "") return "";
-  try {
-    const body = JSON.parse(trimmed) as { error?: unknown; message?: unknown };
-    const error = typeof body.error === "object" && body.error !== null
-      ? body.error as { message?: unknown; metadata?: { error_type?: unknown } }
-      : undefined;
-    const message = error?.message ?? body.message ??
-      (typeof body.error === "string" ? body.error : undefined);
-    if (typeof message === "string") {
-      const type = error?.metadata?.error_type;
-      return clip(typeof type === "string" ? `${message} (${type})` : message);
-    }
-  } catch {
-    // Not JSON: fall through to the text.
-  }
-  return clip(trimmed);
-}
-
-function clip(text: string): string {
-  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
 }

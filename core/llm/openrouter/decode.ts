@@ -29,16 +29,13 @@ const FINISH: Readonly<Record<string, FinishReason>> = {
   error: "error",
 };
 
-/** Reasoning detail fields that stream in pieces and are concatenated. */
-const CONCATENATED = ["text", "summary", "data"] as const;
-
 /**
  * Decodes one Chat Completions stream into stream events.
  *
  * - The first chunk yields `message_start` (id and model of the generation).
  * - `delta.content` (and `delta.refusal`) yield `text_delta`; empty strings and `null` are skipped.
  * - `delta.reasoning` (or `reasoning_content`) yields `thinking_delta`; `delta.reasoning_details` blocks are merged
- *   in arrival order (pieces of one block concatenated) and, when thinking gives way to text, a tool call or the
+ *   in arrival order (pieces of one block concatenated: `text`, `summary`, `data`) and, when thinking gives way to text, a tool call or the
  *   finish, a `thinking_delta` with empty text carries them as `signature`: the JSON text of every block of the
  *   message so far (cumulative, so the last signature is the whole replay value).
  * - Tool calls are assembled by `index`: `tool_call_start` comes with the first argument fragment, each fragment
@@ -70,7 +67,11 @@ export class ChatCompletionsDecoder implements StreamDecoder {
     if (typeof chunk !== "object" || chunk === null || Array.isArray(chunk)) {
       return fail(out, "protocol", `a data line is not a JSON object: ${clip(data)}`, false);
     }
-    const json = chunk as Json;
+    return this.chunk(chunk as Json, out, event);
+  }
+
+  /** Handles one parsed chunk (what `message` does after `JSON.parse`). */
+  chunk(json: Readonly<Record<string, unknown>>, out: StreamEvent[], event?: string): boolean {
     if (event === "error" || json.error !== undefined && json.error !== null) {
       return providerError(out, json.error ?? json);
     }
@@ -130,22 +131,45 @@ export class ChatCompletionsDecoder implements StreamDecoder {
   }
 
   #delta(delta: Json, out: StreamEvent[]): void {
-    const reasoning = delta.reasoning ?? delta.reasoning_content;
-    const details = delta.reasoning_details;
+    // One pass over the keys the delta has (usually just role and content) instead of probing for each absent field.
+    let content: unknown;
+    let reasoning: unknown;
+    let details: unknown;
+    let refusal: unknown;
+    let calls: unknown;
+    for (const key in delta) {
+      switch (key) {
+        case "content":
+          content = delta[key];
+          break;
+        case "reasoning":
+          reasoning = delta[key] ?? reasoning;
+          break;
+        case "reasoning_content":
+          reasoning ??= delta[key];
+          break;
+        case "reasoning_details":
+          details = delta[key];
+          break;
+        case "refusal":
+          refusal = delta[key];
+          break;
+        case "tool_calls":
+          calls = delta[key];
+          break;
+      }
+    }
     if (typeof reasoning === "string" || Array.isArray(details)) {
       this.#thinking(reasoning, details, out);
     }
-    const content = delta.content;
     if (typeof content === "string" && content.length > 0) {
       if (this.#detailsPending) this.#flushSignature(out);
       out.push({ type: "text_delta", text: content });
     }
-    const refusal = delta.refusal;
     if (typeof refusal === "string" && refusal.length > 0) {
       if (this.#detailsPending) this.#flushSignature(out);
       out.push({ type: "text_delta", text: refusal });
     }
-    const calls = delta.tool_calls;
     if (Array.isArray(calls)) {
       if (this.#detailsPending) this.#flushSignature(out);
       for (const call of calls) {
@@ -179,10 +203,12 @@ export class ChatCompletionsDecoder implements StreamDecoder {
       this.#details.push({ ...block });
       return;
     }
-    for (const [key, value] of Object.entries(block)) {
+    for (const key in block) {
+      const value = block[key];
       if (value === undefined || value === null) continue;
-      if ((CONCATENATED as readonly string[]).includes(key) && typeof value === "string") {
-        last[key] = typeof last[key] === "string" ? last[key] + value : value;
+      if (typeof value === "string" && (key === "text" || key === "summary" || key === "data")) {
+        const before = last[key];
+        last[key] = typeof before === "string" ? before + value : value;
       } else {
         last[key] = value;
       }
