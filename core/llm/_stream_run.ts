@@ -138,6 +138,14 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
     if (this.#ended) return void response.body?.cancel().catch(ignore);
     attempt.timer.reset();
     if (!response.ok) return await this.#httpError(response, attempt);
+    if (response.headers.get("content-type")?.includes("application/json")) {
+      // A 200 that is not an event stream: a proxy's error, or a server that ignored `stream: true`.
+      const detail = errorDetail(await readCapped(response, attempt.controller.signal));
+      if (this.#ended) return;
+      if (this.#signal?.aborted) return this.#terminal(aborted());
+      const message = `Cannot stream from the model: expected an event stream, got JSON: ${detail}`;
+      return await this.#failed(failure("protocol", message, false));
+    }
     if (response.body === null) {
       const event = failure(
         "protocol",

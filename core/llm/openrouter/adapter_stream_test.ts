@@ -236,8 +236,13 @@ Deno.test("malformed server input ends the stream with an error event and never 
     baseUrl: server.url,
     retry: { maxRetries: 0 },
   });
+  server.script({
+    status: 200,
+    headers: { "content-type": "application/json" },
+    body: '{"error":"Bad gateway key"}',
+  });
   const ends: string[] = [];
-  for (const _ of bodies) {
+  for (const _ of [...bodies, "json"]) {
     const events = await collect(llm.stream(REQUEST));
     const last = events.at(-1)!;
     ends.push(last.type === "error" ? `${last.error.kind}: ${last.error.message}` : last.type);
@@ -247,6 +252,7 @@ Deno.test("malformed server input ends the stream with an error event and never 
     'protocol: Cannot complete the model stream: a data line is not a JSON object: "[1,2,3]"',
     "network: Cannot complete the model stream: the response ended before any data",
     "message_stop",
+    "protocol: Cannot stream from the model: expected an event stream, got JSON: Bad gateway key",
   ]);
 });
 
