@@ -64,7 +64,7 @@ export {
   type Timing,
 } from "./llm/retry.ts";
 export { estimateTokens } from "./llm/token_estimate.ts";
-export { SseDecoder } from "./llm/sse.ts";
+export { SseDecoder, type SseTextParser } from "./llm/sse.ts";
 export { type SseListener, SseParser } from "./llm/sse_parser.ts";
 export {
   HttpAdapterBase,
