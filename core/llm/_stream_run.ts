@@ -46,6 +46,7 @@ const DONE: Promise<IteratorResult<StreamEvent>> = Promise.resolve({
   value: undefined,
 });
 const TIMEOUT = Symbol("timeout");
+const DONE_READ = { done: true } as ReadableStreamReadDoneResult<Uint8Array>;
 
 /** The per-attempt state. */
 interface Attempt {
@@ -105,8 +106,22 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
     this.#index = 0;
     try {
       while (this.#buffer.length === 0 && !this.#ended) {
-        if (this.#attempt?.reader === undefined) await this.#open();
-        else await this.#read(this.#attempt, this.#attempt.reader);
+        const attempt = this.#attempt;
+        if (attempt?.reader === undefined) {
+          await this.#open();
+          continue;
+        }
+        // The read is awaited here, not in a helper: one async frame per network read is the hot path.
+        let chunk: ReadableStreamReadResult<Uint8Array> = DONE_READ;
+        let error: unknown;
+        try {
+          chunk = await attempt.reader.read();
+        } catch (thrown) {
+          error = thrown ?? new Error("the body stream failed");
+        }
+        if (this.#ended) break;
+        const failed = this.#consume(attempt, chunk, error);
+        if (failed !== undefined) await this.#failed(failed);
       }
     } catch (error) {
       this.#terminal(
@@ -114,7 +129,11 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
       );
     }
     this.#pulling = undefined;
-    return this.next();
+    // A plain result, not `this.next()`: resolving an async function with a promise costs extra turns.
+    if (this.#index < this.#buffer.length) {
+      return { done: false, value: this.#buffer[this.#index++]! };
+    }
+    return { done: true, value: undefined };
   }
 
   /** Starts an attempt: sends the request and checks the status. */
@@ -188,23 +207,25 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
   }
 
   /** One network read, decoded into events. */
-  async #read(attempt: Attempt, reader: Reader): Promise<void> {
-    let chunk: ReadableStreamReadResult<Uint8Array>;
-    try {
-      chunk = await reader.read();
-    } catch (error) {
-      chunk = { done: true } as ReadableStreamReadDoneResult<Uint8Array>;
-      if (
-        !this.#signal?.aborted && attempt.controller.signal.reason !== TIMEOUT && !attempt.finished
-      ) {
-        attempt.out.push(
-          failure("network", `Cannot complete the model stream: ${describe(error)}`, true),
-        );
-        attempt.finished = true;
-      }
+  /** Handles one network read (or its failure); returns an error that came before any output. */
+  #consume(
+    attempt: Attempt,
+    chunk: ReadableStreamReadResult<Uint8Array>,
+    error: unknown,
+  ): ErrorEvent | undefined {
+    if (
+      error !== undefined && !attempt.finished && !this.#signal?.aborted &&
+      attempt.controller.signal.reason !== TIMEOUT
+    ) {
+      attempt.out.push(
+        failure("network", `Cannot complete the model stream: ${describe(error)}`, true),
+      );
+      attempt.finished = true;
     }
-    if (this.#ended) return;
-    if (this.#signal?.aborted) return this.#terminal(aborted());
+    if (this.#signal?.aborted) {
+      this.#terminal(aborted());
+      return undefined;
+    }
     if (attempt.controller.signal.reason === TIMEOUT && !attempt.finished) {
       const seconds = this.#settings.timeoutMs / 1000;
       attempt.out.push(
@@ -222,10 +243,9 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
     }
     if (attempt.out === this.#buffer) {
       if (attempt.finished) this.#finishStreaming();
-      return;
+      return undefined;
     }
-    const failed = this.#drain(attempt);
-    if (failed !== undefined) await this.#failed(failed);
+    return this.#drain(attempt);
   }
 
   /** The decoder wrote its terminal event straight into the buffer: redact it if it is an error, and end. */

@@ -53,21 +53,26 @@ export class SseParser {
       this.#skipLf = false;
       if (text.charCodeAt(0) === LF) pos = 1;
     }
+    // One scan for `\r` per piece: almost every stream has none, and then only `\n` ends lines.
+    const cr = text.indexOf("\r", pos);
     if (this.#pending.length > 0) {
       // Complete the pending line with this piece's first line, without copying the whole piece.
-      const end = lineEnd(text, pos);
+      const lf = text.indexOf("\n", pos);
+      const end = cr === -1 ? lf : lf === -1 || cr < lf ? cr : lf;
       if (end === -1) {
         this.#pending.push(pos === 0 ? text : text.slice(pos));
         return;
       }
-      this.#pending.push(text.slice(pos, end));
-      const line = this.#pending.join("");
+      const head = text.slice(pos, end);
+      const line = this.#pending.length === 1
+        ? this.#pending[0] + head
+        : this.#pending.join("") + head;
       this.#pending = [];
       this.#line(line, 0, line.length);
       pos = this.#after(text, end);
       if (pos === -1) return;
     }
-    const rest = text.indexOf("\r", pos) === -1
+    const rest = cr === -1 || cr < pos && text.indexOf("\r", pos) === -1
       ? this.#lfLines(text, pos)
       : this.#anyLines(text, pos);
     if (rest.length > 0) this.#pending.push(rest);
@@ -143,7 +148,15 @@ export class SseParser {
   /** Processes one line `text[start, end)` (an empty one dispatches). */
   #line(text: string, start: number, end: number): void {
     if (start === end) return this.#dispatch();
-    if (text.charCodeAt(start) === COLON) return;
+    const first = text.charCodeAt(start);
+    if (first === COLON) return;
+    if (first === LOWER_D && start + 5 <= end && text.startsWith("data:", start)) {
+      const from = start + 5 < end && text.charCodeAt(start + 5) === SPACE ? start + 6 : start + 5;
+      const value = text.slice(from, end);
+      this.#data = this.#hasData ? `${this.#data}\n${value}` : value;
+      this.#hasData = true;
+      return;
+    }
     let colon = text.indexOf(":", start);
     if (colon === -1 || colon > end) colon = end;
     const name = text.slice(start, colon);
@@ -170,13 +183,4 @@ export class SseParser {
     }
     this.#event = undefined;
   }
-}
-
-/** The index of the first `\n` or `\r` at or after `from`, or -1. */
-function lineEnd(text: string, from: number): number {
-  const lf = text.indexOf("\n", from);
-  const cr = text.indexOf("\r", from);
-  if (lf === -1) return cr;
-  if (cr === -1) return lf;
-  return lf < cr ? lf : cr;
 }
