@@ -27,7 +27,9 @@ import type {
  * `protocol`.
  */
 export interface StreamDecoder {
+  /** Decodes one server-sent event; returns true once a terminal event was appended. */
   message(data: string, out: StreamEvent[], event?: string): boolean;
+  /** The body ended without a terminal event: appends exactly one. */
   end(out: StreamEvent[]): void;
 }
 
@@ -67,7 +69,11 @@ export abstract class HttpAdapterBase implements LlmAdapter {
   readonly #logger: Logger | undefined;
   readonly #secrets: readonly string[];
 
-  /** @param options retry, timing, timeout, transport, logger and secrets */
+  /**
+   * Creates the base with its retry policy, clock, timeout, transport, logger and secrets.
+   *
+   * @param options retry, timing, timeout, transport, logger and secrets
+   */
   constructor(options: HttpAdapterOptions = {}) {
     this.#policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.#timing = options.timing ?? REAL_TIMING;

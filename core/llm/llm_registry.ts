@@ -24,7 +24,9 @@ import type {
 
 /** One adapter registration: the role it serves and the adapter. */
 export interface LlmRegistration {
+  /** The role served. */
   readonly role: ModelRole;
+  /** The adapter serving it. */
   readonly adapter: LlmAdapter;
 }
 

@@ -12,8 +12,11 @@
  * `random` returns a number in `[0, 1)`; `now` returns epoch milliseconds.
  */
 export interface Timing {
+  /** Waits `ms` milliseconds, or until `signal` aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** A number in `[0, 1)`. */
   random(): number;
+  /** Epoch milliseconds. */
   now(): number;
 }
 

@@ -39,6 +39,8 @@ export class SseDecoder {
   #carry: Uint8Array | undefined;
 
   /**
+   * Creates a decoder for one stream.
+   *
    * @param onMessage called synchronously for each complete event with its data and event name
    * @param options `parser` replaces the {@linkcode SseParser} (the benchmark compares `eventsource-parser` this way)
    */

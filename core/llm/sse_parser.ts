@@ -35,7 +35,11 @@ export class SseParser {
   #skipLf = false;
   #started = false;
 
-  /** @param onMessage called synchronously for each dispatched event */
+  /**
+   * Creates a parser for one stream.
+   *
+   * @param onMessage called synchronously for each dispatched event
+   */
   constructor(onMessage: SseListener) {
     this.#onMessage = onMessage;
   }

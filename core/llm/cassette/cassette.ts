@@ -36,38 +36,57 @@ import type { LlmRequest, ModelRole, StreamEvent } from "../vocabulary.ts";
 
 /** The header line of a cassette. */
 export interface CassetteHeader {
+  /** The format's name. */
   readonly cassette: "terret-llm";
+  /** The format's version. */
   readonly version: 1;
+  /** When recording started (ISO-8601 UTC). */
   readonly created_at: string;
 }
 
 /** One recorded HTTP attempt. */
 export interface CassetteExchange {
+  /** The HTTP method. */
   readonly method: string;
+  /** The URL, without its query string. */
   readonly url: string;
+  /** The JSON body the adapter sent (or its text when not JSON). */
   readonly request_body: unknown;
   /** Why the connection failed (no `status`), or why a `dropped` body failed. */
   readonly error?: string;
+  /** The response status. */
   readonly status?: number;
+  /** The response headers worth replaying. */
   readonly headers?: Readonly<Record<string, string>>;
+  /** The response bytes as UTF-8 text. */
   readonly body?: string;
+  /** The response bytes in base64, when they are not valid UTF-8. */
   readonly body_base64?: string;
+  /** The byte length of each network read. */
   readonly reads?: readonly number[];
+  /** How the body ended: closed, failed, or left open by the client. */
   readonly end?: "complete" | "dropped" | "open";
 }
 
 /** One recorded model request with its HTTP attempts and resulting events. */
 export interface CassetteInteraction {
+  /** The match key ({@linkcode requestKey}). */
   readonly key: string;
+  /** The model role asked. */
   readonly role: ModelRole;
+  /** The provider-neutral request. */
   readonly request: LlmRequest;
+  /** Each HTTP attempt, in order. */
   readonly exchanges: readonly CassetteExchange[];
+  /** The events the adapter yielded. */
   readonly events: readonly StreamEvent[];
 }
 
 /** A parsed cassette. */
 export interface Cassette {
+  /** The first line. */
   readonly header: CassetteHeader;
+  /** Every recorded request, in recording order. */
   readonly interactions: readonly CassetteInteraction[];
 }
 

@@ -29,6 +29,8 @@ export class CassetteWriter {
   #queue: Promise<void>;
 
   /**
+   * Opens (and by default truncates) the cassette.
+   *
    * @param path the cassette file
    * @param options `overwrite` truncates and writes a fresh header; otherwise a header is written only when the
    *   file is missing or empty

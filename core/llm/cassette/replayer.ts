@@ -43,7 +43,12 @@ export class CassettePlayer {
   readonly #played = new Set<CassetteInteraction>();
   #sequence = 0;
 
-  /** @param cassette the parsed cassette */
+  /**
+   * Indexes a cassette's interactions by key.
+   *
+   * @param cassette the parsed cassette
+   * @param options how to match, and the name for messages
+   */
   constructor(cassette: Cassette, options: CassettePlayerOptions = {}) {
     this.#cassette = cassette;
     this.#match = options.match ?? "key";

@@ -64,7 +64,12 @@ export class OpenRouterAdapter extends HttpAdapterBase {
   readonly #headers: Readonly<Record<string, string>>;
   readonly #params: Readonly<Record<string, unknown>>;
 
-  /** @param options model, key, endpoint, params and the {@linkcode HttpAdapterOptions} */
+  /**
+   * Creates an adapter for one model and endpoint.
+   *
+   * @param options model, key, endpoint, params and the {@linkcode HttpAdapterOptions}
+   * @throws {TypeError} when `model` or `apiKey` is empty
+   */
   constructor(options: OpenRouterAdapterOptions) {
     super({ ...options, secrets: [...(options.secrets ?? []), options.apiKey] });
     if (typeof options.model !== "string" || options.model === "") {

@@ -32,6 +32,7 @@ export interface ScriptedResponse {
 
 /** What the fake server saw of one request. */
 export interface ReceivedRequest {
+  /** The HTTP method. */
   readonly method: string;
   /** The path, e.g. `/api/v1/chat/completions`. */
   readonly path: string;
@@ -48,6 +49,7 @@ export type ExchangeEnd = "completed" | "client_closed" | "dropped";
 
 /** One request and the fate of its response. */
 export interface FakeExchange {
+  /** What was asked. */
   readonly request: ReceivedRequest;
   /** Settles when the response stream ends, saying how. */
   readonly ended: Promise<ExchangeEnd>;

@@ -56,11 +56,17 @@ export function sse(...items: readonly (object | string)[]): string {
 
 /** Identity fields of scripted chunks. */
 export interface ChunkOptions {
+  /** The generation id (default `gen-1764430000-test`). */
   readonly id?: string;
+  /** The model slug (default `test/model`). */
   readonly model?: string;
+  /** The upstream provider (default `Test`). */
   readonly provider?: string;
+  /** The creation time, epoch seconds. */
   readonly created?: number;
+  /** The choice's finish reason (default `null`). */
   readonly finish_reason?: string | null;
+  /** The provider's raw finish reason (default `null`). */
   readonly native_finish_reason?: string | null;
 }
 
@@ -93,10 +99,15 @@ export function chunk(
 
 /** Usage figures of {@linkcode usageChunk}. */
 export interface UsageFigures {
+  /** Prompt tokens. */
   readonly prompt_tokens: number;
+  /** Completion tokens. */
   readonly completion_tokens: number;
+  /** Cost in credits (default 0). */
   readonly cost?: number;
+  /** Prompt tokens read from cache (default 0). */
   readonly cached_tokens?: number;
+  /** Reasoning tokens (default 0). */
   readonly reasoning_tokens?: number;
 }
 
@@ -150,7 +161,9 @@ export function textTurn(pieces: string | readonly string[], options: TurnOption
 
 /** One tool call of {@linkcode toolCallTurn}. */
 export interface ScriptedToolCall {
+  /** The call id. */
   readonly id: string;
+  /** The tool name. */
   readonly name: string;
   /** The arguments: an object (sent as JSON) or the raw argument text. */
   readonly args: Readonly<Record<string, unknown>> | string;
