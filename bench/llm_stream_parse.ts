@@ -1,21 +1,23 @@
 // deno-lint-ignore-file no-console
 /**
- * Model stream parsing benchmark: events per second over a 10 MB OpenRouter-shaped SSE stream (keepalives,
- * reasoning deltas with `reasoning_details`, text deltas with multi-byte characters, two interleaved parallel tool
- * calls, a finish, the usage chunk, `[DONE]`), delivered as 16 KiB network reads, for:
+ * Model stream parsing benchmark: events per second over one 10 MB OpenRouter SSE stream (a long answer:
+ * keepalives, reasoning deltas with `reasoning_details` and a signature, text deltas with multi-byte characters, two
+ * parallel tool calls with interleaved argument fragments, the finish, the usage chunk, `[DONE]`), delivered as
+ * 16 KiB network reads, for:
  *
- * - the raw floor: decode the whole buffer, split on blank lines, `JSON.parse` each data payload;
- * - `OpenRouterAdapter.stream()` (SSE framing, chunk decoding into stream events, retry wrapper, async iteration);
+ * - the raw floor: decode the whole stream, split on blank lines, `JSON.parse` each data payload;
+ * - `OpenRouterAdapter.stream()` (SSE framing, chunk decoding into stream events, tool arguments parsed, the retry
+ *   wrapper, async iteration);
  * - the `openai` npm package's stream parser (`Stream.fromSSEResponse` over a `Response`, JSON items only).
  *
  * It also measures SSE framing alone (plus `JSON.parse`): Terret's `SseDecoder`, the same decoder with
  * `eventsource-parser` as its text parser, and `eventsource-parser` behind a streaming `TextDecoder` as its README
- * shows (the evidence for shipping our own parser and UTF-8 handling), and the cancellation latency: from `abort()` to the fake server seeing
- * its response stream closed, over real HTTP.
+ * shows (the evidence for shipping our own parser and UTF-8 handling); the adapter's fixed cost per request; and the
+ * cancellation latency, from `abort()` to the fake server seeing its response stream closed, over real HTTP.
  *
  * "Events" are SSE data payloads, the same count for every parser. Rounds are interleaved (each round runs every
- * contender once, in an order rotated every round). Each contender's best round gives its rate; ratios are given best-vs-best and as the median of
- * per-round paired ratios, which load from other processes on a shared machine barely moves.
+ * contender once, in an order rotated every round). Each contender's best round gives its rate; ratios are given
+ * best-vs-best and as the median of per-round paired ratios, which load from other processes barely moves.
  *
  * Run: deno run -A bench/llm_stream_parse.ts [--quick]
  *
@@ -27,18 +29,24 @@ import { OpenRouterAdapter, SseDecoder, type StreamEvent } from "@terret/core";
 import { chunk, fakeOpenRouter, sse, sseResponse, usageChunk } from "@terret/core/testing";
 
 const quick = Deno.args.includes("--quick");
+const REQUEST = { messages: [] };
 const TARGET_BYTES = quick ? 2_000_000 : 10_000_000;
 const ROUNDS = quick ? 3 : 15;
 const READ_SIZE = 16 * 1024;
 
+/**
+ * One long answer, as OpenRouter streams it: keepalives, 300 reasoning deltas with `reasoning_details` and a
+ * signature, text deltas with multi-byte characters up to the target size (a keepalive every 500), two parallel
+ * tool calls with 40 interleaved argument fragments, the finish, the usage chunk, `[DONE]`.
+ */
 function transcript(): { bytes: Uint8Array; payloads: number } {
   const base = {
     id: "gen-1764430000-k3Xq",
     model: "anthropic/claude-sonnet-4.5",
     provider: "Anthropic",
   };
-  const parts: string[] = [sse(": OPENROUTER PROCESSING", ": OPENROUTER PROCESSING")];
-  let size = parts[0]!.length;
+  const parts: string[] = [];
+  let size = 0;
   let payloads = 0;
   const push = (item: object | string): void => {
     const text = sse(item);
@@ -46,54 +54,57 @@ function transcript(): { bytes: Uint8Array; payloads: number } {
     size += text.length;
     if (typeof item !== "string") payloads++;
   };
-  for (let i = 0; size < TARGET_BYTES * 0.15; i++) {
+  push(": OPENROUTER PROCESSING");
+  for (let i = 0; i < 300; i++) {
     const text = `step ${i}: weigh the options — `;
-    push(chunk({
-      role: "assistant",
-      content: "",
-      reasoning: text,
-      reasoning_details: [{
-        type: "reasoning.text",
-        text,
-        format: "anthropic-claude-v1",
-        index: 0,
-      }],
-    }, base));
+    const detail = { type: "reasoning.text", text, format: "anthropic-claude-v1", index: 0 };
+    push(
+      chunk({ role: "assistant", content: "", reasoning: text, reasoning_details: [detail] }, base),
+    );
   }
-  for (let i = 0; size < TARGET_BYTES * 0.9; i++) {
-    if (i % 500 === 0) push(": OPENROUTER PROCESSING");
+  const signature = {
+    type: "reasoning.text",
+    signature: "ErUBCkYIBhgCIkCm3s7dYF0mL2kqJ8w==",
+    index: 0,
+  };
+  push(chunk({ role: "assistant", content: "", reasoning_details: [signature] }, base));
+  for (let i = 0; size < TARGET_BYTES - 20_000; i++) {
+    if (i % 500 === 499) push(": OPENROUTER PROCESSING");
     push(chunk({ role: "assistant", content: ` word${i} café naïve 🙂` }, base));
   }
   for (const index of [0, 1]) {
     const call = {
       index,
-      id: `call_${index}`,
+      id: `toolu_${index}`,
       type: "function",
-      function: { name: "Read", arguments: "" },
+      function: { name: "Write", arguments: "" },
     };
     push(chunk({ role: "assistant", content: null, tool_calls: [call] }, base));
   }
-  for (let i = 0; size < TARGET_BYTES; i++) {
-    const fragment = {
-      index: i % 2,
-      function: { arguments: i < 2 ? '{"file_path":"' : `src/${i}/` },
-    };
-    push(chunk({ tool_calls: [fragment] }, base));
+  for (let i = 0; i < 40; i++) {
+    const piece = i === 0
+      ? '{"file_path":"/w/a.ts","content":"'
+      : i === 39
+      ? 'end"}'
+      : `line ${i}\\n`;
+    push(chunk({ tool_calls: [{ index: i % 2, function: { arguments: piece } }] }, base));
+    if (i === 0) push(chunk({ tool_calls: [{ index: 1, function: { arguments: piece } }] }, base));
   }
-  for (const index of [0, 1]) {
-    push(chunk({ tool_calls: [{ index, function: { arguments: 'a.ts"}' } }] }, base));
-  }
+  push(chunk({ tool_calls: [{ index: 0, function: { arguments: 'end"}' } }] }, base));
   push(chunk({}, { ...base, finish_reason: "tool_calls", native_finish_reason: "tool_use" }));
   push(
-    usageChunk(
-      { prompt_tokens: 1830, completion_tokens: 90_000, cost: 1.35, cached_tokens: 1536 },
-      base,
-    ),
+    usageChunk({
+      prompt_tokens: 18_300,
+      completion_tokens: 90_000,
+      cost: 1.4049,
+      cached_tokens: 15_360,
+    }, base),
   );
-  parts.push(sse("[DONE]"));
+  push("[DONE]");
   return { bytes: new TextEncoder().encode(parts.join("")), payloads };
 }
 
+/** A response body delivering `bytes` as reads of `READ_SIZE`. */
 function body(bytes: Uint8Array): ReadableStream<Uint8Array> {
   let offset = 0;
   return new ReadableStream<Uint8Array>({
@@ -128,11 +139,28 @@ async function adapter(
   });
   let events = 0;
   let last: StreamEvent | undefined;
-  for await (const event of llm.stream({ messages: [] })) {
+  for await (const event of llm.stream(REQUEST)) {
     events++;
     last = event;
   }
   return { events, last };
+}
+
+/** Microseconds of fixed cost per request: a one-chunk stream through the adapter, over and over. */
+async function requestOverhead(requests: number): Promise<number> {
+  const tiny = new TextEncoder().encode(sse(chunk({ content: "x" }), "[DONE]"));
+  const llm = new OpenRouterAdapter({
+    model: "m",
+    apiKey: "sk-bench",
+    transport: () => Promise.resolve(new Response(body(tiny), { status: 200 })),
+  });
+  let best = Infinity;
+  for (let round = 0; round < 5; round++) {
+    const start = performance.now();
+    for (let i = 0; i < requests; i++) for await (const _event of llm.stream(REQUEST));
+    best = Math.min(best, (performance.now() - start) * 1000 / requests);
+  }
+  return best;
 }
 
 async function openai(bytes: Uint8Array): Promise<number> {
@@ -290,6 +318,11 @@ console.log(`adapter / openai: ${ratio("adapter", "openai")}`);
 console.log(`floor / openai:   ${ratio("floor", "openai")}`);
 console.log(`SseParser / eventsource-parser (same decoding): ${ratio("own", "esParser")}`);
 console.log(`SseDecoder / eventsource-parser as documented: ${ratio("own", "esStreaming")}`);
+console.log(
+  `fixed cost per request (build, send, a one-chunk stream): ${
+    (await requestOverhead(quick ? 200 : 2_000)).toFixed(1)
+  } µs`,
+);
 const latencies = await cancelLatency(quick ? 5 : 20);
 const median = latencies[Math.floor(latencies.length / 2)]!;
 console.log(

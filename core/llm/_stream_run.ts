@@ -46,6 +46,8 @@ const DONE: Promise<IteratorResult<StreamEvent>> = Promise.resolve({
   value: undefined,
 });
 const TIMEOUT = Symbol("timeout");
+/** The reason an attempt's controller is aborted once it is over (a shared value: no `DOMException` per stream). */
+const RELEASED = Symbol("released");
 const DONE_READ = { done: true } as ReadableStreamReadDoneResult<Uint8Array>;
 
 /** The per-attempt state. */
@@ -352,7 +354,7 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
     this.#attempt = undefined;
     attempt.timer.clear();
     this.#signal?.removeEventListener("abort", attempt.onAbort);
-    attempt.controller.abort();
+    attempt.controller.abort(RELEASED);
     attempt.reader?.cancel().catch(ignore);
   }
 }
