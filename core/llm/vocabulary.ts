@@ -129,7 +129,12 @@ export type StreamEvent =
   | { readonly type: "message_start"; readonly id?: string; readonly model?: string }
   | { readonly type: "text_delta"; readonly text: string }
   | { readonly type: "thinking_delta"; readonly text: string; readonly signature?: string }
-  | { readonly type: "tool_call_start"; readonly index: number; readonly id: string; readonly name: string }
+  | {
+    readonly type: "tool_call_start";
+    readonly index: number;
+    readonly id: string;
+    readonly name: string;
+  }
   | { readonly type: "tool_call_delta"; readonly index: number; readonly argsDelta: string }
   | {
     readonly type: "tool_call_end";
@@ -142,7 +147,11 @@ export type StreamEvent =
     readonly argsError?: { readonly message: string; readonly raw: string };
   }
   | { readonly type: "usage"; readonly usage: Usage }
-  | { readonly type: "message_stop"; readonly finishReason: FinishReason; readonly rawFinishReason?: string }
+  | {
+    readonly type: "message_stop";
+    readonly finishReason: FinishReason;
+    readonly rawFinishReason?: string;
+  }
   | { readonly type: "error"; readonly error: StreamFailure };
 
 /** What a model can do, as far as the adapter knows. */
@@ -167,5 +176,8 @@ export interface LlmAdapter {
   /** Estimates the prompt tokens of a request. */
   countTokens(request: LlmRequest): number;
   /** Streams one model response. */
-  stream(request: LlmRequest, options?: { readonly signal?: AbortSignal }): AsyncIterable<StreamEvent>;
+  stream(
+    request: LlmRequest,
+    options?: { readonly signal?: AbortSignal },
+  ): AsyncIterable<StreamEvent>;
 }
