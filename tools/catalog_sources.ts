@@ -5,9 +5,14 @@
  * @module
  */
 import type { EventDefinition, PluginLike } from "@terret/hames";
+import { AgentDisposed } from "@terret/core";
+import { noneSandboxPlugin, workspacePlugin } from "@terret/exec";
 
 /** Events declared outside the kernel. */
-export const CATALOG_EVENTS: readonly EventDefinition[] = [];
+export const CATALOG_EVENTS: readonly EventDefinition[] = [AgentDisposed];
 
 /** Plugins that can appear in a config row. */
-export const CATALOG_PLUGINS: readonly PluginLike[] = [];
+export const CATALOG_PLUGINS: readonly PluginLike[] = [
+  workspacePlugin,
+  noneSandboxPlugin,
+];
