@@ -47,7 +47,7 @@ function tagDefinition(kind: ConfigTagKind): ScalarTag {
       try {
         return new ConfigTag(kind, text.trim());
       } catch (error) {
-        onError((error as Error).message);
+        onError((error as Error).message.replace(/^Cannot read tag/, "invalid tag"));
         return text;
       }
     },
@@ -89,7 +89,9 @@ export function readYaml(text: string, file: string): YamlFile {
       file,
       pos.line,
       pos.col,
-      `unknown tag "${node.tag}" (only !env and !setting are allowed)`,
+      `unknown tag "${
+        node.tag.replace(/^tag:yaml\.org,2002:/, "!!")
+      }" (only !env and !setting are allowed)`,
     );
   });
   const value = doc.toJS({ maxAliasCount: 100 });

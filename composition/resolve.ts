@@ -147,13 +147,13 @@ export async function resolveProfile(
     ]),
   ];
   for (const [layer, file, required] of patches) {
-    reads.push(file);
     if (!(await isFile(file))) {
       if (!required) continue;
       throw new TerretError("PatchNotFound", `Cannot read patch "${file}": no such file`, {
         details: { file },
       });
     }
+    reads.push(file);
     const patch = parsePatch(await readText(file), file, layer);
     layers.push({ kind: "patch", name: layer, file, rows: patch.rows });
     for (const [key, value] of Object.entries(patch.settings)) {
@@ -181,13 +181,13 @@ async function locateProfile(
   if (profile.includes("/") || /\.ya?ml$/.test(profile)) {
     const path = absolute(profile, cwd);
     const file = /\.ya?ml$/.test(path) ? path : join(path, "profile.yml");
-    reads.push(dirname(file));
     if (!(await isFile(file))) {
       throw new TerretError(
         "ProfileNotFound",
         `Cannot find profile "${profile}": "${file}" does not exist`,
       );
     }
+    reads.push(dirname(file));
     return { name: dirname(file).split("/").pop()!, file, dir: dirname(file), template: false };
   }
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(profile)) {
@@ -197,14 +197,14 @@ async function locateProfile(
     );
   }
   const dir = join(home, "profiles", profile);
-  reads.push(dir);
   if (await isFile(join(dir, "profile.yml"))) {
+    reads.push(dir);
     return { name: profile, file: join(dir, "profile.yml"), dir, template: false };
   }
   const templateDir = displayPath(new URL(`profiles/${profile}/`, FIRST_PARTY_BUNDLES));
   const template = join(templateDir, "profile.yml");
-  reads.push(templateDir);
   if (await isFile(template)) {
+    reads.push(templateDir);
     return { name: profile, file: template, dir: templateDir, template: true };
   }
   throw new TerretError(
@@ -231,8 +231,10 @@ async function locateBundle(
     const path = absolute(entry, profile.dir);
     const consent = `bundle "${entry}" is named by path in profile ${profile.file}`;
     if (/\.ya?ml$/.test(path)) {
-      reads.push(dirname(path));
-      if (await isFile(path)) return { file: path, consent };
+      if (await isFile(path)) {
+        reads.push(dirname(path));
+        return { file: path, consent };
+      }
       throw new TerretError(
         "BundleNotFound",
         `Cannot find bundle "${entry}": "${path}" does not exist`,
@@ -246,8 +248,10 @@ async function locateBundle(
   for (const dir of dirs) {
     const base = dir.href.endsWith("/") ? dir : new URL(`${dir.href}/`);
     const file = displayPath(new URL(`${entry}.yml`, base));
-    reads.push(file);
-    if (await isFile(file)) return { file };
+    if (await isFile(file)) {
+      reads.push(file);
+      return { file };
+    }
   }
   const found = await findPackageBundle(entry, [profile.dir, cwd]);
   if (found !== undefined) {
