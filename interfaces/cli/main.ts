@@ -1,19 +1,37 @@
 // deno-lint-ignore-file no-console
 /**
- * `trt`, the Terret command line. For now `serve` boots the kernel and says what is still missing.
+ * The `trt` entry point: `deno run -A interfaces/cli/main.ts <verb>` (or `deno task serve`). Wires
+ * {@linkcode runTrt} to this process: its arguments, standard streams, environment and working directory, and
+ * SIGINT/SIGTERM to a graceful stop.
  *
  * @module
  */
-import { createContext } from "@terret/hames";
+import { runTrt } from "./trt.ts";
 
 if (import.meta.main) {
-  const verb = Deno.args[0];
-  if (verb !== "serve") {
-    console.error(`trt: unknown verb "${verb ?? ""}" (available: serve)`);
-    Deno.exit(2);
+  const encoder = new TextEncoder();
+  const write = (stream: { writeSync(bytes: Uint8Array): number }) => (text: string): void => {
+    const bytes = encoder.encode(text);
+    let offset = 0;
+    while (offset < bytes.length) offset += stream.writeSync(bytes.subarray(offset));
+  };
+  const stop = new AbortController();
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  const onSignal = (): void => stop.abort();
+  for (const signal of signals) Deno.addSignalListener(signal, onSignal);
+  let code: number;
+  try {
+    code = await runTrt(Deno.args, {
+      stdout: write(Deno.stdout),
+      stderr: write(Deno.stderr),
+      env: { get: (name) => Deno.env.get(name) },
+      cwd: Deno.cwd(),
+      signal: stop.signal,
+    });
+  } catch (error) {
+    console.error("trt: internal error:", error);
+    code = 1;
   }
-  await using ctx = createContext({ mode: "production" });
-  console.log(
-    `terret: kernel booted (context "${ctx.label}"); the WebSocket interface is not built yet, so there is nothing to serve`,
-  );
+  for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
+  Deno.exit(code);
 }
