@@ -6,11 +6,15 @@
  * @module
  */
 import type { PluginLike } from "@terret/hames";
+import { noneSandboxPlugin, workspacePlugin } from "@terret/exec";
 
 /**
- * Every built-in plugin, by name. Empty until the first-party plugins land: `terret-llm-openrouter` (`llm.main`),
- * `terret-sessions-sqlite` (`sessions.store`), `terret-sandbox-docker` (`sandbox`), `terret-tools-std`
- * (`tools.std`), `terret-tools-allow` (`tools.allow`), `terret-approvals` (`approvals`) and `terret-ws`
- * (`interfaces.ws`).
+ * Every built-in plugin. Still to land (their base rows are disabled until then): `terret-llm-openrouter`
+ * (`llm.main`), `terret-sessions-sqlite` (`sessions.store`), `terret-sandbox-docker` (`sandbox`),
+ * `terret-tools-std` (`tools.std`), `terret-tools-allow` (`tools.allow`), `terret-approvals` (`approvals`) and
+ * `terret-ws` (`interfaces.ws`).
  */
-export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([]);
+export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
+  workspacePlugin,
+  noneSandboxPlugin,
+]);

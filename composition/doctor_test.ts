@@ -43,6 +43,7 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
       "shouter",
       `Cannot resolve "!env MISSING_SUFFIX" at row "shouter" key "config.suffix" (home patch "${patch}" line 4): the variable is not set`,
     ],
+    ["ok", "rows", "workspace", "ok (workspace)"],
     [
       "info",
       "rows",
@@ -97,7 +98,7 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
       "error",
       "rows",
       "ghost",
-      `Cannot configure row "ghost" (plugin set by home patch "${patch}" line 7): unknown plugin "nowhere" (no built-in, bundle or profile declares it; known: ${marker}, greeter, shouter)`,
+      `Cannot configure row "ghost" (plugin set by home patch "${patch}" line 7): unknown plugin "nowhere" (no built-in, bundle or profile declares it; known: ${marker}, greeter, sandbox-none, shouter, workspace)`,
     ],
     ["info", "rows", "off", 'disabled; its plugin "nowhere" is not available in this build'],
     ["ok", "permissions", "", "every grant is scoped"],

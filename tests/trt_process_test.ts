@@ -23,7 +23,7 @@ Deno.test("a config error in a real trt process is one line on stderr and exit c
     decoder.decode(output.stderr),
     `trt dump-config: Cannot apply row "llm.mian" from --patch "${
       tree.path("bad.yml")
-    }" line 2: no earlier layer has a row with this id (known: sessions.store, llm.main, sandbox, tools.std, tools.allow, approvals, interfaces.ws); to insert a new row, give it a plugin\n`,
+    }" line 2: no earlier layer has a row with this id (known: workspace, sessions.store, llm.main, sandbox, tools.std, tools.allow, approvals, interfaces.ws); to insert a new row, give it a plugin\n`,
   );
   assert.equal(output.code, 2);
 });
@@ -63,7 +63,7 @@ Deno.test("trt serve keeps running until SIGTERM, then disposes and exits 0", as
   assert.equal(err, "");
   assert.equal(status.code, 0);
   assert.deepStrictEqual(out.split("\n"), [
-    'trt serve: booted profile "headless" (shipped template): 0 of 7 rows mounted',
+    'trt serve: booted profile "headless" (shipped template): 1 of 8 rows mounted (workspace)',
     "trt serve: disabled rows: sessions.store, llm.main, sandbox, tools.std, tools.allow, approvals, interfaces.ws",
     'trt serve: no interface row is mounted, so nothing is served ("interfaces.ws" is disabled; enable it with a patch once its plugin is available)',
     "trt serve: running until SIGINT or SIGTERM",
