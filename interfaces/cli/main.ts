@@ -6,7 +6,14 @@
  *
  * @module
  */
+import { COMPOSITION_CHECKS, type DoctorCheck } from "@terret/terret";
 import { runTrt } from "./trt.ts";
+
+/**
+ * The doctor checks `trt` runs, in order. The execution world appends its sandbox check here (an `atServe` check,
+ * so `serve` also says when no isolating provider works on this machine and which row to patch).
+ */
+const CHECKS: readonly DoctorCheck[] = [...COMPOSITION_CHECKS];
 
 if (import.meta.main) {
   const encoder = new TextEncoder();
@@ -27,7 +34,7 @@ if (import.meta.main) {
       env: { get: (name) => Deno.env.get(name) },
       cwd: Deno.cwd(),
       signal: stop.signal,
-    });
+    }, { checks: CHECKS });
   } catch (error) {
     console.error("trt: internal error:", error);
     code = 1;

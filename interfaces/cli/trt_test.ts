@@ -200,3 +200,36 @@ Deno.test("trt serve boots, says no interface row is mounted, and disposes the c
     ].join("\n"),
   );
 });
+
+Deno.test("trt serve prints the warnings of atServe checks (the hook the sandbox check uses)", async () => {
+  await using home = await tempHome({ "profiles/dev/profile.yml": `bundles:\n  - greetings\n` });
+  const stop = new AbortController();
+  stop.abort();
+  const captured = { ...io(), signal: stop.signal };
+  const code = await runTrt(["serve", "--home", home.dir, "--profile", "dev"], captured, {
+    bundleDirs: [FIXTURE_BUNDLES],
+    checks: [{
+      name: "sandbox",
+      description: "which sandbox providers work here",
+      atServe: true,
+      run: (input) =>
+        Promise.resolve([
+          { level: "ok", check: "sandbox", message: "docker: works" },
+          {
+            level: "warning",
+            check: "sandbox",
+            message: `no isolating provider for ${input.prepared.length} rows; patch row "sandbox"`,
+          },
+        ]),
+    }, {
+      name: "doctor-only",
+      description: "never runs at serve",
+      run: () => Promise.reject(new Error("must not run at serve")),
+    }],
+  });
+  assert.equal(code, 0);
+  assert.equal(
+    captured.err.join(""),
+    'trt serve: warning: sandbox: no isolating provider for 2 rows; patch row "sandbox"\n',
+  );
+});
