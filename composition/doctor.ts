@@ -93,7 +93,16 @@ export const rowsCheck: DoctorCheck = {
         });
       } catch (error) {
         if (!isTerretError(error)) throw error;
-        findings.push({ level: "error", check: "rows", row: row.id, message: error.message });
+        findings.push(
+          row.disabled
+            ? {
+              level: "warning",
+              check: "rows",
+              row: row.id,
+              message: `disabled; would fail: ${error.message}`,
+            }
+            : { level: "error", check: "rows", row: row.id, message: error.message },
+        );
       }
     }
     return findings;

@@ -17,6 +17,7 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
   - { id: code, plugin: ${marker} }
   - { id: ghost, plugin: nowhere }
   - { id: off, plugin: nowhere, disabled: true }
+  - { id: off.bad, plugin: greeter, disabled: true, config: { greeting: 1 } }
 `,
   });
   const resolved = await resolveProfile("dev", {
@@ -101,6 +102,12 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
       `Cannot configure row "ghost" (plugin set by home patch "${patch}" line 7): unknown plugin "nowhere" (no built-in, bundle or profile declares it; known: ${marker}, greeter, sandbox-none, shouter, workspace)`,
     ],
     ["info", "rows", "off", 'disabled; its plugin "nowhere" is not available in this build'],
+    [
+      "warning",
+      "rows",
+      "off.bad",
+      `disabled; would fail: Cannot configure row "off.bad" (config set by home patch "${patch}" line 9): config.greeting: expected string, received number`,
+    ],
     ["ok", "permissions", "", "every grant is scoped"],
   ]);
   assert.equal((globalThis as Record<string, unknown>)[marker], undefined);

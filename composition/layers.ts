@@ -99,6 +99,16 @@ function applyRow(rows: ComposedRow[], layer: Layer, spec: RowSpec): void {
     else rows.splice(insertionIndex(rows, spec, at), 0, row);
     return;
   }
+  if (
+    spec.plugin === undefined && !spec.hasConfig && spec.disabled === undefined &&
+    spec.isolate === undefined
+  ) {
+    throw new TerretError(
+      "ConfigShape",
+      `Cannot apply row "${spec.id}" from ${at}: it sets nothing (give it config, plugin, disabled or isolate)`,
+      { details: { row: spec.id, file: spec.source.file, line: spec.source.line } },
+    );
+  }
   const old = rows[index]!;
   rows[index] = {
     ...old,

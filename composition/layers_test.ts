@@ -154,6 +154,16 @@ Deno.test("composeLayers() refuses a missing anchor and an anchor on an existing
   );
 });
 
+Deno.test("composeLayers() refuses a patch row that sets nothing", () => {
+  assert.throws(
+    () => composeLayers([bundle("base", BASE), patch("--patch", "rows:\n  - id: llm.main\n")]),
+    (error: unknown) =>
+      isTerretError(error, "ConfigShape") &&
+      error.message ===
+        'Cannot apply row "llm.main" from --patch "/p/--patch.yml" line 2: it sets nothing (give it config, plugin, disabled or isolate)',
+  );
+});
+
 Deno.test("parsePatch() keeps tags as ConfigTag values; they are not resolved while composing", () => {
   const [row] = composeLayers([
     bundle("base", BASE),
