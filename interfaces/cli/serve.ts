@@ -141,6 +141,7 @@ async function serveScoped(context: VerbContext, resolved: ResolvedProfile): Pro
     }
   };
   io.signal?.addEventListener("abort", forward, { once: true });
+  if (io.signal?.aborted) forward();
   try {
     const [status] = await Promise.all([
       child.status,
