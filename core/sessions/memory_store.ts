@@ -78,8 +78,9 @@ export class MemorySessionStore implements SessionStore {
     return Promise.resolve();
   }
 
-  read(sessionId: string, options: StoreReadOptions = {}): Promise<SessionEvent[]> {
-    if (this.#closed) return Promise.reject(storeClosed(this.kind));
+  // deno-lint-ignore require-await
+  async read(sessionId: string, options: StoreReadOptions = {}): Promise<SessionEvent[]> {
+    if (this.#closed) throw storeClosed(this.kind);
     checkSignal(options.signal);
     const { from, to, limit } = readBounds(options);
     const types = options.types === undefined ? undefined : new Set(options.types);
@@ -89,7 +90,7 @@ export class MemorySessionStore implements SessionStore {
       const event = events[i]!;
       if (types === undefined || types.has(event.type)) out.push(event);
     }
-    return Promise.resolve(out);
+    return out;
   }
 
   head(sessionId: string): Promise<number> {

@@ -96,7 +96,7 @@ export function normalizePayload(
   );
   const value = walker.walk(payload, "payload", "top", 0);
   const json = JSON.stringify(value);
-  const bytes = utf8Length(json, walker.maxBytes);
+  const bytes = json.length > walker.maxBytes * 3 ? json.length : utf8Length(json);
   if (bytes > walker.maxBytes) throw walker.tooLarge(bytes);
   return { value, json, bytes };
 }
@@ -273,8 +273,8 @@ function define(target: Record<string, unknown>, key: string, value: unknown): v
   }
 }
 
-/** The UTF-8 length of a well-formed string (stops counting once past `cap`). */
-function utf8Length(text: string, cap: number): number {
+/** The UTF-8 length of a well-formed string (at most 3 × `cap` characters reach here). */
+function utf8Length(text: string): number {
   let bytes = 0;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
@@ -284,7 +284,6 @@ function utf8Length(text: string, cap: number): number {
       bytes += 4;
       i++;
     } else bytes += 3;
-    if (bytes > cap) return bytes;
   }
   return bytes;
 }
