@@ -8,7 +8,7 @@
 import { type Context, definePlugin, type Logger, type Plugin, TerretError } from "@terret/hames";
 import { join, resolve } from "node:path";
 import { z } from "zod";
-import { assertSessionId, type EventDraft, type SessionEvent } from "./envelope.ts";
+import { assertSessionId, envelopeOf, type EventDraft, type SessionEvent } from "./envelope.ts";
 import { GroupCommit, type Settled } from "./_group_commit.ts";
 import {
   checkImport,
@@ -245,7 +245,7 @@ export class JsonlSessionStore implements SessionStore {
         outcomes[indexes[k]!] = { ok: false, error: sessionNotFound(id) };
       } else {
         head++;
-        const event = { ...draftEnvelope(draft), seq: head };
+        const event = envelopeOf(draft, head);
         events.push(event);
         text += encodeLine(event, draft.payload_json);
         outcomes[indexes[k]!] = { ok: true, value: event };
@@ -316,17 +316,6 @@ export class JsonlSessionStore implements SessionStore {
     this.#files.delete(id);
     this.#heads.delete(id);
   }
-}
-
-function draftEnvelope(draft: EventDraft): Omit<SessionEvent, "seq"> {
-  return {
-    id: draft.id,
-    session_id: draft.session_id,
-    at: draft.at,
-    type: draft.type,
-    payload: draft.payload,
-    parent_id: draft.parent_id,
-  };
 }
 
 /** One line: the envelope in field order, the payload as encoded at the boundary. */

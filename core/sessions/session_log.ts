@@ -19,6 +19,7 @@ import { digestMessages, firstDifference } from "./digest.ts";
 import {
   type AppendInput,
   assertSessionId,
+  envelopeOf,
   type EventDraft,
   type SessionEvent,
 } from "./envelope.ts";
@@ -271,7 +272,7 @@ export class SessionLog implements Sessions {
       events[boundary - 1]!.id,
       "new",
     );
-    const forked: SessionEvent = { ...envelope(lineage), seq: boundary + 1 };
+    const forked = envelopeOf(lineage, boundary + 1);
     options.signal?.throwIfAborted();
     await this.#store.importSession([...copies, forked]);
     return forked;
@@ -470,17 +471,6 @@ export class SessionLog implements Sessions {
       if (feeds.size === 0 && this.#feeds.get(sessionId) === feeds) this.#feeds.delete(sessionId);
     }
   }
-}
-
-function envelope(draft: EventDraft): Omit<SessionEvent, "seq"> {
-  return {
-    id: draft.id,
-    session_id: draft.session_id,
-    at: draft.at,
-    type: draft.type,
-    payload: draft.payload,
-    parent_id: draft.parent_id,
-  };
 }
 
 function signalOf(options: SignalOptions): { signal?: AbortSignal } {
