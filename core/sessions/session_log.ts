@@ -192,11 +192,19 @@ export class SessionLog implements Sessions {
     return await this.#store.append(this.#draft(id, "session/created", payload, null, "new"));
   }
 
-  async append(
+  append(
     sessionId: string,
     input: AppendInput,
     options: SignalOptions = {},
   ): Promise<SessionEvent> {
+    try {
+      return this.#store.append(this.#appendDraft(sessionId, input, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #appendDraft(sessionId: string, input: AppendInput, options: SignalOptions): EventDraft {
     assertSessionId(sessionId);
     options.signal?.throwIfAborted();
     if (RESERVED.has(input.type)) {
@@ -215,9 +223,7 @@ export class SessionLog implements Sessions {
         `Cannot append to session "${sessionId}": parent_id must be a non-empty string or null`,
       );
     }
-    return await this.#store.append(
-      this.#draft(sessionId, input.type, input.payload, parent, "existing"),
-    );
+    return this.#draft(sessionId, input.type, input.payload, parent, "existing");
   }
 
   read(sessionId: string, options: StoreReadOptions = {}): Promise<SessionEvent[]> {

@@ -88,6 +88,12 @@ export class SqliteSessionStore implements SessionStore {
   readonly #range: StatementSync;
   readonly #rangeTyped: StatementSync;
   readonly #list: StatementSync;
+  readonly #begin: StatementSync;
+  readonly #commitTx: StatementSync;
+  readonly #dataVersion: StatementSync;
+  /** Heads known as of `#version`; valid only while no other connection has committed. */
+  readonly #heads = new Map<string, number>();
+  #version = -1;
   readonly #page: number;
   readonly #listeners: CommitListeners;
   readonly #group: GroupCommit<EventDraft, SessionEvent>;
@@ -109,6 +115,9 @@ export class SqliteSessionStore implements SessionStore {
     returnArrays(this.#range);
     returnArrays(this.#rangeTyped);
     this.#list = db.prepare("SELECT DISTINCT session_id FROM session_events ORDER BY session_id");
+    this.#begin = db.prepare("BEGIN IMMEDIATE");
+    this.#commitTx = db.prepare("COMMIT");
+    this.#dataVersion = db.prepare("PRAGMA data_version");
     this.#page = options.readPageSize ?? 5000;
     this.#listeners = new CommitListeners((error) =>
       options.logger?.log("error", "A session commit listener failed", { error })
@@ -171,6 +180,7 @@ export class SqliteSessionStore implements SessionStore {
     } catch (error) {
       return Promise.reject(error instanceof TerretError ? error : failed(`import "${id}"`, error));
     }
+    this.#heads.set(id, events.length);
     for (const event of events) this.#listeners.notify(event);
     return Promise.resolve();
   }
@@ -241,13 +251,36 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   #transaction(body: () => void): void {
-    this.#db.exec("BEGIN IMMEDIATE");
+    this.#begin.run();
     try {
       body();
-      this.#db.exec("COMMIT");
+      this.#commitTx.run();
     } catch (error) {
+      this.#heads.clear();
       if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
       throw error;
+    }
+  }
+
+  /**
+   * The head of a session inside a write transaction. Heads are cached between transactions and trusted only while
+   * `PRAGMA data_version` says no other connection committed since (see `#syncVersion`); otherwise read again.
+   */
+  #headInTransaction(id: string): number {
+    let head = this.#heads.get(id);
+    if (head === undefined) {
+      head = this.#headOf(id);
+      this.#heads.set(id, head);
+    }
+    return head;
+  }
+
+  /** Forgets cached heads when another connection has committed since this one last looked. */
+  #syncVersion(): void {
+    const version = (this.#dataVersion.get() as { data_version: number }).data_version;
+    if (version !== this.#version) {
+      this.#heads.clear();
+      this.#version = version;
     }
   }
 
@@ -257,9 +290,10 @@ export class SqliteSessionStore implements SessionStore {
     const committed: SessionEvent[] = [];
     try {
       this.#transaction(() => {
+        this.#syncVersion();
         const heads = new Map<string, number>();
         for (const draft of batch) {
-          const head = heads.get(draft.session_id) ?? this.#headOf(draft.session_id);
+          const head = heads.get(draft.session_id) ?? this.#headInTransaction(draft.session_id);
           heads.set(draft.session_id, head);
           if (draft.expect === "new" && head > 0) {
             outcomes.push({ ok: false, error: sessionExists(draft.session_id) });
@@ -280,6 +314,7 @@ export class SqliteSessionStore implements SessionStore {
             draft.payload_json,
           );
           heads.set(draft.session_id, seq);
+          this.#heads.set(draft.session_id, seq);
           const event: SessionEvent = {
             id: draft.id,
             session_id: draft.session_id,
