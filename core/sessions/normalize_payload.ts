@@ -200,11 +200,7 @@ class Walker {
   }
 
   #array(value: readonly unknown[], path: string, surface: Surface, depth: number): unknown {
-    const element: Surface = surface === "exempt"
-      ? "exempt"
-      : surface === "part"
-      ? "content"
-      : surface;
+    const element: Surface = surface === "top" ? "content" : surface;
     const out: unknown[] = new Array(value.length);
     for (let i = 0; i < value.length; i++) {
       if (!(i in value)) throw this.#refuse(`${path}[${i}]`, "is a hole (not JSON)");
@@ -249,7 +245,7 @@ function childSurface(surface: Surface, key: string, item: unknown): Surface {
       if (STRUCTURAL_TOP_KEYS.has(key)) return "exempt";
       if (key === "parts" && Array.isArray(item)) return "part";
       if (key === "content" && Array.isArray(item)) return "part";
-      if (key === "call" && typeof item === "object") return "call";
+      if (key === "call" && typeof item === "object" && !Array.isArray(item)) return "call";
       return "content";
     case "part":
       return STRUCTURAL_PART_KEYS.has(key) ? "exempt" : "content";
