@@ -31,3 +31,94 @@ export {
 } from "./seams/sandbox.ts";
 export { type Workspace, WorkspaceKey } from "./seams/workspace.ts";
 export { AgentDisposed, type AgentDisposedPayload } from "./agents/events.ts";
+export {
+  type AppendInput,
+  assertSessionId,
+  type EventDraft,
+  SESSION_ID_PATTERN,
+  type SessionEvent,
+} from "./sessions/envelope.ts";
+export {
+  ApprovalRequested,
+  ApprovalResolved,
+  AssistantChunk,
+  AssistantMessage,
+  type Content,
+  ContextInjected,
+  InvariantViolated,
+  type InvariantViolatedPayload,
+  PolicyUpdated,
+  SESSION_EVENT_TYPES,
+  SESSION_LIVE_EVENTS,
+  SessionCompacted,
+  SessionCreated,
+  SessionEventAppended,
+  sessionEventSchema,
+  SessionForked,
+  SessionTitled,
+  StepEnd,
+  StepStart,
+  ToolCall,
+  ToolResult,
+  TurnEnd,
+  TurnStart,
+  UserMessage,
+} from "./sessions/events.ts";
+export {
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  MAX_PAYLOAD_DEPTH,
+  type NormalizedPayload,
+  type NormalizeOptions,
+  normalizePayload,
+  type Scrubber,
+  STRUCTURAL_PART_KEYS,
+  STRUCTURAL_TOP_KEYS,
+} from "./sessions/normalize_payload.ts";
+export {
+  BUILTIN_PROJECTIONS,
+  deriveMessages,
+  type DeriveOptions,
+  type Projection,
+} from "./sessions/derive_messages.ts";
+export { canonicalJson, digestMessages, firstDifference } from "./sessions/digest.ts";
+export { rollupUsage, type UsageRollup } from "./sessions/usage.ts";
+export {
+  type CommitListener,
+  type SessionStore,
+  SessionStoreKey,
+  type StoreReadOptions,
+  type StoreStats,
+} from "./sessions/store.ts";
+export {
+  MemorySessionStore,
+  memoryStoreConfig,
+  memoryStorePlugin,
+} from "./sessions/memory_store.ts";
+export {
+  JsonlSessionStore,
+  type JsonlStoreConfig,
+  jsonlStoreConfig,
+  type JsonlStoreOptions,
+  jsonlStorePlugin,
+} from "./sessions/jsonl_store.ts";
+export {
+  SqliteSessionStore,
+  type SqliteStoreConfig,
+  sqliteStoreConfig,
+  type SqliteStoreOptions,
+  sqliteStorePlugin,
+} from "./sessions/sqlite_store.ts";
+export {
+  type CreateOptions,
+  type DeriveFromLogOptions,
+  type EventTypeOptions,
+  type ForkOptions,
+  type InvariantReport,
+  SessionLog,
+  type SessionLogOptions,
+  type Sessions,
+  SessionsKey,
+  type SignalOptions,
+  type StreamOptions,
+} from "./sessions/session_log.ts";
+export { type SessionsConfig, sessionsConfig, sessionsPlugin } from "./sessions/sessions_plugin.ts";

@@ -5,14 +5,30 @@
  * @module
  */
 import type { EventDefinition, PluginLike } from "@terret/hames";
-import { AgentDisposed } from "@terret/core";
+import {
+  AgentDisposed,
+  jsonlStorePlugin,
+  memoryStorePlugin,
+  SESSION_EVENT_TYPES,
+  SESSION_LIVE_EVENTS,
+  sessionsPlugin,
+  sqliteStorePlugin,
+} from "@terret/core";
 import { noneSandboxPlugin, workspacePlugin } from "@terret/exec";
 
 /** Events declared outside the kernel. */
-export const CATALOG_EVENTS: readonly EventDefinition[] = [AgentDisposed];
+export const CATALOG_EVENTS: readonly EventDefinition[] = [
+  AgentDisposed,
+  ...SESSION_EVENT_TYPES,
+  ...SESSION_LIVE_EVENTS,
+];
 
 /** Plugins that can appear in a config row. */
 export const CATALOG_PLUGINS: readonly PluginLike[] = [
   workspacePlugin,
   noneSandboxPlugin,
+  sessionsPlugin,
+  memoryStorePlugin,
+  jsonlStorePlugin,
+  sqliteStorePlugin,
 ];
