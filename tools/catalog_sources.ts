@@ -6,7 +6,13 @@
  */
 import type { EventDefinition, PluginLike } from "@terret/hames";
 import { AgentDisposed } from "@terret/core";
-import { noneSandboxPlugin, workspacePlugin } from "@terret/exec";
+import {
+  noneSandboxPlugin,
+  shellPlugin,
+  subprocessPlugin,
+  terminalsPlugin,
+  workspacePlugin,
+} from "@terret/exec";
 
 /** Events declared outside the kernel. */
 export const CATALOG_EVENTS: readonly EventDefinition[] = [AgentDisposed];
@@ -15,4 +21,7 @@ export const CATALOG_EVENTS: readonly EventDefinition[] = [AgentDisposed];
 export const CATALOG_PLUGINS: readonly PluginLike[] = [
   workspacePlugin,
   noneSandboxPlugin,
+  subprocessPlugin,
+  shellPlugin,
+  terminalsPlugin,
 ];
