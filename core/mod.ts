@@ -29,6 +29,19 @@ export {
   type WrapOptions,
   type WrappedCommand,
 } from "./seams/sandbox.ts";
+export {
+  type ChildExit,
+  type ChildHandle,
+  type ExitStatus,
+  type ProcessOptions,
+  type PtyHandle,
+  type PtySpawnOptions,
+  type RunOptions,
+  type RunResult,
+  type SpawnOptions,
+  type Subprocess,
+  SubprocessKey,
+} from "./seams/subprocess.ts";
 export { type Workspace, WorkspaceKey } from "./seams/workspace.ts";
 export { AgentDisposed, type AgentDisposedPayload } from "./agents/events.ts";
 export {

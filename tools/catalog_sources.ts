@@ -14,7 +14,13 @@ import {
   sessionsPlugin,
   sqliteStorePlugin,
 } from "@terret/core";
-import { noneSandboxPlugin, workspacePlugin } from "@terret/exec";
+import {
+  noneSandboxPlugin,
+  shellPlugin,
+  subprocessPlugin,
+  terminalsPlugin,
+  workspacePlugin,
+} from "@terret/exec";
 
 /** Events declared outside the kernel. */
 export const CATALOG_EVENTS: readonly EventDefinition[] = [
@@ -31,4 +37,7 @@ export const CATALOG_PLUGINS: readonly PluginLike[] = [
   memoryStorePlugin,
   jsonlStorePlugin,
   sqliteStorePlugin,
+  subprocessPlugin,
+  shellPlugin,
+  terminalsPlugin,
 ];
