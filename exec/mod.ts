@@ -1,9 +1,53 @@
 /**
- * Terret's execution world: the workspace grant, the sandbox providers, and (as they land) the fs, subprocess,
- * shell and terminal seams and the standard tools.
+ * Terret's execution world: the workspace grant, the `fs` seam, the sandbox providers, and (as they land) the
+ * subprocess, shell and terminal seams and the standard tools.
  *
  * @module
  */
 export { type WorkspaceConfig, workspacePlugin } from "./workspace.ts";
 export { type NoneSandboxConfig, noneSandboxPlugin } from "./sandbox/none.ts";
 export { isInside } from "./paths.ts";
+export {
+  type ContainOptions,
+  containPath,
+  DEFAULT_MAX_SYMLINK_HOPS,
+  expandHome,
+  resolveReal,
+  type ResolveRealOptions,
+} from "./containment.ts";
+export {
+  type DirEntry,
+  type EditOptions,
+  type EditResult,
+  type EntryType,
+  type FileStat,
+  type FileSystem,
+  FsAuthorize,
+  type FsAuthorizeRequest,
+  type FsCallOptions,
+  FsKey,
+  type FsOp,
+  type FsVerdict,
+  type GlobOptions,
+  type GlobResult,
+  type ListOptions,
+  type ListResult,
+  type ReadOptions,
+  type WriteOptions,
+  type WriteResult,
+} from "./fs/file_system.ts";
+export {
+  DEFAULT_MAX_GLOB_VISITS,
+  DEFAULT_MAX_READ_BYTES,
+  DenoFileSystem,
+  type DenoFileSystemOptions,
+} from "./fs/deno_file_system.ts";
+export { type FsConfig, fsPlugin } from "./fs/fs_plugin.ts";
+export {
+  compileGlob,
+  type CompileGlobOptions,
+  hasMagic,
+  maxDepth,
+  splitGlob,
+  type SplitGlob,
+} from "./fs/glob.ts";
