@@ -48,6 +48,20 @@ export {
   type CompileGlobOptions,
   hasMagic,
   maxDepth,
-  splitGlob,
   type SplitGlob,
+  splitGlob,
 } from "./fs/glob.ts";
+export { createNoneSandbox } from "./sandbox/none.ts";
+export {
+  DEFAULT_SANDBOX_IMAGE,
+  DockerSandbox,
+  type DockerSandboxConfig,
+  type DockerSandboxOptions,
+  dockerSandboxPlugin,
+} from "./sandbox/docker.ts";
+export {
+  DenoSandbox,
+  type DenoSandboxConfig,
+  type DenoSandboxOptions,
+  denoSandboxPlugin,
+} from "./sandbox/deno.ts";
