@@ -65,3 +65,8 @@ export {
   type DenoSandboxOptions,
   denoSandboxPlugin,
 } from "./sandbox/deno.ts";
+export {
+  type ProbeSandboxOptions,
+  probeSandboxProviders,
+  type SandboxProbe,
+} from "./sandbox/probe.ts";

@@ -6,13 +6,23 @@
  */
 import type { EventDefinition, PluginLike } from "@terret/hames";
 import { AgentDisposed } from "@terret/core";
-import { noneSandboxPlugin, workspacePlugin } from "@terret/exec";
+import {
+  denoSandboxPlugin,
+  dockerSandboxPlugin,
+  FsAuthorize,
+  fsPlugin,
+  noneSandboxPlugin,
+  workspacePlugin,
+} from "@terret/exec";
 
 /** Events declared outside the kernel. */
-export const CATALOG_EVENTS: readonly EventDefinition[] = [AgentDisposed];
+export const CATALOG_EVENTS: readonly EventDefinition[] = [AgentDisposed, FsAuthorize];
 
 /** Plugins that can appear in a config row. */
 export const CATALOG_PLUGINS: readonly PluginLike[] = [
   workspacePlugin,
   noneSandboxPlugin,
+  fsPlugin,
+  dockerSandboxPlugin,
+  denoSandboxPlugin,
 ];

@@ -352,7 +352,8 @@ function isClientName(name: string): boolean {
   return /^DOCKER_/i.test(name);
 }
 
-function clientEnv(): Record<string, string> {
+/** The docker CLI's environment: the host's own DOCKER_* settings and a fixed config directory. */
+export function clientEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of CLIENT_ENV) {
     const value = hostEnv(name);
