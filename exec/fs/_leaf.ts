@@ -114,6 +114,30 @@ export async function readUpTo(file: Deno.FsFile, limit: number): Promise<Uint8A
   return filled === limit ? out : out.slice(0, filled);
 }
 
+/**
+ * Reads to the end of the file, or stops once more than `limit` bytes came (the caller then reports the file too
+ * large). `expected` (the size `fstat` gave) sizes the first buffer; a file that grew meanwhile is still read whole.
+ */
+export async function readToEnd(
+  file: Deno.FsFile,
+  expected: number,
+  limit: number,
+): Promise<Uint8Array> {
+  let out = new Uint8Array(Math.min(expected, limit) + 1);
+  let filled = 0;
+  while (filled <= limit) {
+    if (filled === out.length) {
+      const grown = new Uint8Array(Math.min(out.length * 2, limit + 1));
+      grown.set(out);
+      out = grown;
+    }
+    const n = await file.read(out.subarray(filled));
+    if (n === null) break;
+    filled += n;
+  }
+  return out.subarray(0, filled);
+}
+
 /** Writes every byte of `data` at the handle's current position. */
 export async function writeAll(file: Deno.FsFile, data: Uint8Array): Promise<void> {
   let written = 0;

@@ -7,7 +7,14 @@ import { TerretError } from "@terret/hames";
 import { dirname } from "node:path";
 import { containPath, expandHome, resolveReal } from "../containment.ts";
 import { isInside } from "../paths.ts";
-import { createExclusive, lstatOrUndefined, openChecked, readUpTo, writeAll } from "./_leaf.ts";
+import {
+  createExclusive,
+  lstatOrUndefined,
+  openChecked,
+  readToEnd,
+  readUpTo,
+  writeAll,
+} from "./_leaf.ts";
 import type {
   DirEntry,
   EditOptions,
@@ -176,9 +183,9 @@ export class DenoFileSystem implements FileSystem {
     return await osErrors(path, real, "edit", async () => {
       const before = await this.#existing(path, real, "edit");
       if (before.size > this.#maxRead) throw this.#tooLarge(path, real, before.size);
-      const { file } = await openChecked(real, before, { read: true, write: true }, "edit");
+      const { file, info } = await openChecked(real, before, { read: true, write: true }, "edit");
       try {
-        const bytes = await readUpTo(file, this.#maxRead + 1);
+        const bytes = await readToEnd(file, info.size, this.#maxRead);
         if (bytes.length > this.#maxRead) throw this.#tooLarge(path, real, bytes.length);
         const text = decodeText(bytes, path, "edit");
         const positions = occurrences(text, oldText);

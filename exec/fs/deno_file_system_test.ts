@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { TerretError } from "@terret/hames";
 import { DenoFileSystem } from "./deno_file_system.ts";
 import type { FsAuthorizeRequest, FsVerdict } from "./file_system.ts";
-import { lstatOrUndefined, openChecked } from "./_leaf.ts";
+import { lstatOrUndefined, openChecked, readToEnd } from "./_leaf.ts";
 
 interface Tree {
   root: string;
@@ -340,6 +340,19 @@ Deno.test("DenoFileSystem treats any verdict but {allow: true} as a veto", async
       'Cannot read "a.txt": vetoed by policy',
     ]);
   }
+});
+
+Deno.test("readToEnd() reads a file that grew past its fstat size, and stops just past the limit", async () => {
+  await using t = await tree();
+  await Deno.writeTextFile(`${t.ws}/grown`, "0123456789");
+  const read = async (expected: number, limit: number) => {
+    using file = await Deno.open(`${t.ws}/grown`);
+    return new TextDecoder().decode(await readToEnd(file, expected, limit));
+  };
+  assert.deepStrictEqual(
+    [await read(2, 100), await read(10, 5), await read(0, 10), await read(10, 10)],
+    ["0123456789", "012345", "0123456789", "0123456789"],
+  );
 });
 
 function encode(text: string): Uint8Array {

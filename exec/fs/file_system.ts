@@ -170,6 +170,9 @@ const verdict = z.union([
 /**
  * Dispatched by the `fs` seam for every operation that passed containment, before it runs.
  *
+ * `list` and `glob` are asked once, for the (real) directory they read; a `glob` then keeps only entries whose real
+ * path is inside the workspace.
+ *
  * Contract: a listener may admit (`next()`, or return `{allow: true}`) or veto (return `{allow: false, reason}`
  * without calling `next`). It cannot redirect: a rewritten `path` passed to `next` is ignored, and the operation
  * runs on the path that was contained. A throwing listener, or a chain returning anything but `{allow: true}`,

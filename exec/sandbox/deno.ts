@@ -14,7 +14,7 @@ import {
 } from "@terret/core";
 import { z } from "zod";
 import { isAbsolute } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { containPath } from "../containment.ts";
 import { isInside } from "../paths.ts";
 import { checkArgv, checkEnv, containedCwd } from "./_wrap_checks.ts";

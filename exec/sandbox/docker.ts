@@ -24,10 +24,13 @@ const RUN_DIR = "/run/terret";
 
 /**
  * Runs inside the container in front of every program: records the process group (its own pid; every `docker
- * exec` is a session leader), applies the terminal size, runs the program, and removes the record.
+ * exec` is a session leader), applies the terminal size, runs the program, and removes the record. It catches
+ * SIGTERM (a handler, which the program does not inherit, unlike an ignored signal) so that a group SIGTERM lets
+ * the program clean up and the exec ends with the program's own status instead of the wrapper's.
  * Arguments: id, columns, rows, then the program's argv.
  */
-const EXEC_WRAPPER = `id=$1; cols=$2; rows=$3; shift 3; f=${RUN_DIR}/$id.pid; echo $$ > "$f"; ` +
+const EXEC_WRAPPER =
+  `trap : TERM; id=$1; cols=$2; rows=$3; shift 3; f=${RUN_DIR}/$id.pid; echo $$ > "$f"; ` +
   `if [ -n "$cols" ]; then stty cols "$cols" rows "$rows" 2>/dev/null; fi; ` +
   `"$@"; s=$?; rm -f "$f"; exit $s`;
 

@@ -317,3 +317,43 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "the docker signal hook delivers SIGTERM to the program's group, which may clean up",
+  ignore: lane.skip !== undefined,
+  async fn() {
+    const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-dockerterm-" }));
+    await using sandbox = new DockerSandbox({ dirs: [root], image: lane.image });
+    try {
+      const wrapped = await sandbox.wrap([
+        "bash",
+        "-c",
+        "trap 'echo cleaning; sleep 0.2; echo cleaned; exit 5' TERM; echo ready; read -r line",
+      ], { cwd: root });
+      const child = new Deno.Command(wrapped.argv[0]!, {
+        args: wrapped.argv.slice(1),
+        cwd: wrapped.cwd,
+        env: { ...wrapped.env },
+        clearEnv: true,
+        detached: true,
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+      let out = "";
+      while (!out.includes("ready\n")) out += (await reader.read()).value ?? "";
+      await wrapped.signal!("SIGTERM");
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+        out += chunk.value;
+      }
+      await child.stdin.close();
+      const [status, stderr] = await Promise.all([child.status, new Response(child.stderr).text()]);
+      assert.deepStrictEqual([out, status.code, stderr], ["ready\ncleaning\ncleaned\n", 5, ""]);
+      const left = await docker("exec", sandbox.container, "ls", "/run/terret");
+      assert.deepStrictEqual([left.code, left.stdout], [0, ""], "the exec's record is gone");
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
