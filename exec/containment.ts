@@ -12,6 +12,8 @@ import { isInside } from "./paths.ts";
 /** The symbolic-link hop cap used when none is configured (the kernel's own `ELOOP` limit is 40). */
 export const DEFAULT_MAX_SYMLINK_HOPS = 40;
 
+const KERNEL_MAX_SYMLINKS = 40;
+
 /** Options for {@linkcode resolveReal}. */
 export interface ResolveRealOptions {
   /** How many symbolic links may be followed before giving up (default {@linkcode DEFAULT_MAX_SYMLINK_HOPS}). */
@@ -31,6 +33,15 @@ export interface ResolveRealOptions {
 export async function resolveReal(path: string, options: ResolveRealOptions = {}): Promise<string> {
   if (!isAbsolute(path)) throw new TypeError(`Cannot resolve "${path}": the path is not absolute`);
   const maxHops = options.maxHops ?? DEFAULT_MAX_SYMLINK_HOPS;
+  // Fast path: for a path that exists, the kernel's realpath is the same resolution in one call (its own cap is 40
+  // links, so it is used only when the configured cap is not lower). Anything else takes the walk below.
+  if (maxHops >= KERNEL_MAX_SYMLINKS) {
+    try {
+      return await Deno.realPath(path);
+    } catch {
+      // missing, dangling, a loop or unreadable: the walk says which
+    }
+  }
   let hops = 0;
   let pending = components(path);
   let resolved = "/";

@@ -58,9 +58,13 @@ async function reason(image: string): Promise<string | undefined> {
   }
   const inspect = await run("docker", ["image", "inspect", image], 15_000);
   if (inspect.code === 0) return undefined;
-  const built = await run("bash", [`${here}make_image.sh`], 180_000, {
-    TERRET_SANDBOX_IMAGE: image,
-  });
+  // Test files run in parallel processes: one builds while the others wait, then find the image.
+  const built = await run(
+    "flock",
+    ["/tmp/terret-make-image.lock", "bash", `${here}make_image.sh`],
+    180_000,
+    { TERRET_SANDBOX_IMAGE: image },
+  );
   if (built.code !== 0) {
     return `cannot build the sandbox image ${image}: ${built.stderr.split("\n").at(-1)}`;
   }
