@@ -153,9 +153,7 @@ export class DenoSandbox implements Sandbox {
     if (program.kind === "eval") {
       url = `data:application/typescript;base64,${encodeBase64(program.code)}`;
     } else {
-      const path = program.entry.startsWith("file:")
-        ? new URL(program.entry).pathname
-        : program.entry;
+      const path = program.entry.startsWith("file:") ? fileURLToPath(program.entry) : program.entry;
       const real = await containPath(path, this.#dirs, { action: "run", cwd });
       url = pathToFileURL(real).href;
     }

@@ -187,6 +187,9 @@ Deno.test("a Deno program's static imports are permission-checked through the bo
   );
   const sandbox = new DenoSandbox({ dirs: [t.ws] });
   const attempts = [];
+  await Deno.writeTextFile(`${t.ws}/with space.ts`, 'console.log("spaced");\n');
+  const spaced = await sandbox.wrap([`file://${t.ws}/with%20space.ts`], { cwd: t.ws });
+  assert.deepStrictEqual((await run(spaced.argv, spaced.env, spaced.cwd)).stdout, "spaced\n");
   for (const argv of [["static.ts"], ["passwd.ts"], ["dynamic.ts"], ["ok.ts", "p", "q"]]) {
     const wrapped = await sandbox.wrap(argv, { cwd: t.ws });
     attempts.push(await run(wrapped.argv, wrapped.env, wrapped.cwd));
