@@ -51,6 +51,7 @@ export class SessionProjection<S> {
   readonly #cache = new Map<string, Entry<S>>();
   readonly #pending = new Map<string, PendingRead<S>>();
   readonly #dispose: Disposer;
+  #closed = false;
 
   /**
    * @param owner the context the `session/event` listener is registered on (it must hear the sessions service's
@@ -70,12 +71,16 @@ export class SessionProjection<S> {
       const off = owner.on(SessionEventAppended, (event) => this.#appended(event));
       return () => {
         off();
+        this.#closed = true;
         this.#cache.clear();
       };
     }, options.label ?? "session projection");
   }
 
-  /** Stops listening and drops the cache (also done when the owner is disposed); idempotent. */
+  /**
+   * Stops listening and drops the cache (also done when the owner is disposed); idempotent. Afterwards every `get`
+   * reads the log.
+   */
   dispose(): Promise<void> {
     return Promise.resolve(this.#dispose());
   }
@@ -138,7 +143,7 @@ export class SessionProjection<S> {
     for (const event of events) {
       if (this.#types.has(event.type)) state = this.#options.fold(state, event);
     }
-    if (!read.stale) {
+    if (!read.stale && !this.#closed) {
       this.#cache.set(sessionId, { state, seq: events.at(-1)!.seq });
       while (this.#cache.size > this.#max) this.#cache.delete(this.#cache.keys().next().value!);
     }
