@@ -6,7 +6,6 @@
  * @module
  */
 import type { Context, Logger } from "@terret/hames";
-import type { ImagePart, TextPart } from "../llm/vocabulary.ts";
 import type { ToolPolicy } from "./allow_list.ts";
 import { noPolicyDenial } from "./allow_list.ts";
 import {
@@ -17,16 +16,23 @@ import {
   ToolsPostExecute,
   ToolsPreExecute,
 } from "./events.ts";
-import type { SchemaIssue } from "./json_schema.ts";
 import { capContent } from "./output_cap.ts";
 import {
   type CompiledTool,
   messageOf,
-  type ToolContent,
   type ToolOutcome,
   type ToolResultPayload,
   type ToolRun,
 } from "./tool.ts";
+import {
+  cancelled,
+  checkOutcome,
+  failure,
+  invalidArguments,
+  isPlainObject,
+  toOutcome,
+  wellFormed,
+} from "./_outcome.ts";
 import type { ExecuteOptions, ToolCallRequest } from "./tool_registry.ts";
 
 /** What the pipeline needs from its registry. */
@@ -195,59 +201,6 @@ async function callHandler(
   }
 }
 
-/** Turns what a handler returned into an outcome. */
-function toOutcome(name: string, value: unknown): ToolOutcome {
-  if (value === undefined || value === null) return { content: "", is_error: false };
-  if (typeof value === "string") return { content: value, is_error: false };
-  if (Array.isArray(value)) return partsOutcome(name, value, false);
-  if (isPlainObject(value) && "content" in value) {
-    const isError = value.is_error ?? false;
-    if (typeof isError !== "boolean") {
-      return failure(`Tool "${name}" returned an invalid result: is_error must be a boolean`);
-    }
-    if (typeof value.content === "string") return { content: value.content, is_error: isError };
-    if (Array.isArray(value.content)) return partsOutcome(name, value.content, isError);
-  }
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(value);
-  } catch {
-    json = undefined;
-  }
-  return { content: json ?? String(value), is_error: false };
-}
-
-function partsOutcome(name: string, parts: unknown[], isError: boolean): ToolOutcome {
-  const bad = parts.findIndex((part) => !isContentPart(part));
-  if (bad >= 0) {
-    return failure(
-      `Tool "${name}" returned an invalid result: part ${bad} is not a text or image part`,
-    );
-  }
-  return { content: parts as (TextPart | ImagePart)[], is_error: isError };
-}
-
-function isContentPart(part: unknown): boolean {
-  if (!isPlainObject(part)) return false;
-  if (part.type === "text") return typeof part.text === "string";
-  if (part.type !== "image") return false;
-  return (typeof part.data === "string" || typeof part.url === "string") &&
-    (part.media_type === undefined || typeof part.media_type === "string");
-}
-
-/** Checks what a listener chain returned; a malformed value is a listener bug, reported as an error result. */
-function checkOutcome(value: unknown, stage: string): ToolOutcome {
-  if (isPlainObject(value) && typeof value.is_error === "boolean") {
-    if (typeof value.content === "string") {
-      return { content: value.content, is_error: value.is_error };
-    }
-    if (Array.isArray(value.content) && value.content.every(isContentPart)) {
-      return { content: value.content as (TextPart | ImagePart)[], is_error: value.is_error };
-    }
-  }
-  throw new TypeError(`a ${stage} listener returned something other than {content, is_error}`);
-}
-
 function isVeto(pre: PreExecuteResult | undefined): pre is { readonly result: ToolOutcome } {
   return isPlainObject(pre) && "result" in pre && !("admit" in pre);
 }
@@ -274,33 +227,6 @@ function listenerFailure(
   );
 }
 
-/** The model-facing message for arguments that fail the tool's schema. */
-export function invalidArguments(name: string, issues: readonly SchemaIssue[]): string {
-  const listed = issues.slice(0, 10).map((issue) =>
-    `${issue.path.length === 0 ? "(arguments)" : issue.path.join(".")}: ${issue.message}`
-  );
-  if (issues.length > 10) listed.push(`and ${issues.length - 10} more`);
-  return `Invalid arguments for tool "${name}": ${listed.join("; ")}. Call the tool again with ` +
-    "arguments matching its schema.";
-}
-
-function cancelled(name: string, signal: AbortSignal, started: boolean): ToolOutcome {
-  const reason = signal.reason instanceof Error
-    ? signal.reason.message
-    : typeof signal.reason === "string"
-    ? signal.reason
-    : "cancelled";
-  return failure(
-    started
-      ? `The call to "${name}" was cancelled before it finished (${reason}); it may have had partial effects.`
-      : `The call to "${name}" was cancelled before it started (${reason}).`,
-  );
-}
-
-function failure(content: string): ToolOutcome {
-  return { content, is_error: true };
-}
-
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal, onAbort: () => T): Promise<T> {
   return new Promise<T>((resolve) => {
     const abort = (): void => resolve(onAbort());
@@ -310,21 +236,6 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal, onAbort: () => T
       resolve(value);
     });
   });
-}
-
-function wellFormed(content: ToolContent): ToolContent {
-  if (typeof content === "string") return content.toWellFormed();
-  return content.map((part) =>
-    part.type === "text" && !part.text.isWellFormed()
-      ? { ...part, text: part.text.toWellFormed() }
-      : part
-  );
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }
 
 function describe(value: unknown): string {
