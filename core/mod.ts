@@ -1,6 +1,7 @@
 /**
- * Terret's core: the model seam (provider-neutral vocabulary, the `llm` registry and its `llm/stream` waterfall,
- * the shared HTTP adapter base, the OpenRouter adapter, cassette record and replay), and the other core services.
+ * Terret's core: the session log and its stores, prompt assembly, tools and policy, agents and the loop, the LLM
+ * seam (provider-neutral vocabulary, the `llm` registry and its `llm/stream` waterfall, the shared HTTP adapter
+ * base, the OpenRouter adapter, cassette record and replay), and the seams core consumes from the execution world.
  *
  * @example
  * ```ts ignore
@@ -22,9 +23,6 @@
  *
  * @module
  */
-/** stub. */
-export const X: number = 1;
-
 export type {
   FinishReason,
   HttpTransport,
@@ -46,6 +44,212 @@ export type {
   ToolSchema,
   Usage,
 } from "./llm/vocabulary.ts";
+export {
+  type Sandbox,
+  SandboxKey,
+  type WrapOptions,
+  type WrappedCommand,
+} from "./seams/sandbox.ts";
+export {
+  type ChildExit,
+  type ChildHandle,
+  type ExitStatus,
+  type ProcessOptions,
+  type PtyHandle,
+  type PtySpawnOptions,
+  type RunOptions,
+  type RunResult,
+  type SpawnOptions,
+  type Subprocess,
+  SubprocessKey,
+} from "./seams/subprocess.ts";
+export { type Workspace, WorkspaceKey } from "./seams/workspace.ts";
+export { AgentDisposed, type AgentDisposedPayload } from "./agents/events.ts";
+export {
+  type AppendInput,
+  assertSessionId,
+  type EventDraft,
+  SESSION_ID_PATTERN,
+  type SessionEvent,
+} from "./sessions/envelope.ts";
+export {
+  ApprovalRequested,
+  ApprovalResolved,
+  AssistantChunk,
+  AssistantMessage,
+  type Content,
+  ContextInjected,
+  InvariantViolated,
+  type InvariantViolatedPayload,
+  PolicyUpdated,
+  SESSION_EVENT_TYPES,
+  SESSION_LIVE_EVENTS,
+  SessionCompacted,
+  SessionCreated,
+  SessionEventAppended,
+  sessionEventSchema,
+  SessionForked,
+  SessionTitled,
+  StepEnd,
+  StepStart,
+  ToolCall,
+  ToolResult,
+  TurnEnd,
+  TurnStart,
+  UserMessage,
+} from "./sessions/events.ts";
+export {
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  MAX_PAYLOAD_DEPTH,
+  type NormalizedPayload,
+  type NormalizeOptions,
+  normalizePayload,
+  type Scrubber,
+  STRUCTURAL_PART_KEYS,
+  STRUCTURAL_TOP_KEYS,
+} from "./sessions/normalize_payload.ts";
+export {
+  BUILTIN_PROJECTIONS,
+  deriveMessages,
+  type DeriveOptions,
+  type Projection,
+} from "./sessions/derive_messages.ts";
+export { canonicalJson, digestMessages, firstDifference } from "./sessions/digest.ts";
+export { rollupUsage, type UsageRollup } from "./sessions/usage.ts";
+export {
+  type CommitListener,
+  type SessionStore,
+  SessionStoreKey,
+  type StoreReadOptions,
+  type StoreStats,
+} from "./sessions/store.ts";
+export {
+  MemorySessionStore,
+  memoryStoreConfig,
+  memoryStorePlugin,
+} from "./sessions/memory_store.ts";
+export {
+  JsonlSessionStore,
+  type JsonlStoreConfig,
+  jsonlStoreConfig,
+  type JsonlStoreOptions,
+  jsonlStorePlugin,
+} from "./sessions/jsonl_store.ts";
+export {
+  SqliteSessionStore,
+  type SqliteStoreConfig,
+  sqliteStoreConfig,
+  type SqliteStoreOptions,
+  sqliteStorePlugin,
+} from "./sessions/sqlite_store.ts";
+export {
+  type CreateOptions,
+  type DeriveFromLogOptions,
+  type EventTypeOptions,
+  type ForkOptions,
+  type InvariantReport,
+  SessionLog,
+  type SessionLogOptions,
+  type Sessions,
+  SessionsKey,
+  type SignalOptions,
+  type StreamOptions,
+} from "./sessions/session_log.ts";
+export { type SessionsConfig, sessionsConfig, sessionsPlugin } from "./sessions/sessions_plugin.ts";
+export { SessionProjection, type SessionProjectionOptions } from "./sessions/session_projection.ts";
+export {
+  defineTool,
+  mcpToolName,
+  parseMcpToolName,
+  TOOL_NAME_PATTERN,
+  type ToolApproval,
+  type ToolConcurrency,
+  type ToolContent,
+  type ToolDefinition,
+  type ToolHandler,
+  type ToolInfo,
+  type ToolOutcome,
+  type ToolOutput,
+  type ToolResultPayload,
+  type ToolRun,
+} from "./tools/tool.ts";
+export { type JsonSchema, type SchemaIssue, validateJsonSchema } from "./tools/json_schema.ts";
+export { fnmatch, fnmatchToRegExp, PatternSet } from "./tools/fnmatch.ts";
+export {
+  type PreExecuteResult,
+  TOOL_EVENTS,
+  type ToolCollector,
+  type ToolCompletion,
+  type ToolExecution,
+  type ToolInvocation,
+  ToolsCollect,
+  ToolsExecute,
+  ToolsPostExecute,
+  ToolsPreExecute,
+} from "./tools/events.ts";
+export {
+  capContent,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  MIN_MAX_OUTPUT_BYTES,
+  truncationMarker,
+} from "./tools/output_cap.ts";
+export {
+  agentDenial,
+  type AllowListConfig,
+  allowListConfig,
+  type DenialReason,
+  floorDenial,
+  narrowTools,
+  noPolicyDenial,
+  type PolicyCheckOptions,
+  type PolicyVerdict,
+  sessionDenial,
+  ToolAllowList,
+  type ToolPolicy,
+  ToolPolicyKey,
+} from "./tools/allow_list.ts";
+export {
+  type ExecuteOptions,
+  type OfferedOptions,
+  type ToolCallRequest,
+  ToolRegistry,
+  type Tools,
+  type ToolsConfig,
+  toolsConfig,
+  ToolsKey,
+  type VisibleOptions,
+} from "./tools/tool_registry.ts";
+export {
+  PersonaAmended,
+  type PersonaAmendedPayload,
+  PROMPT_EVENTS,
+  PromptCollect,
+  type SectionCollector,
+} from "./prompt/events.ts";
+export {
+  AMENDMENTS_HEADING,
+  amendPersona,
+  type AmendPersonaOptions,
+  NO_PERSONA,
+  PERSONA_AMENDMENTS_PRIORITY,
+  PERSONA_META_KEY,
+  PERSONA_PRIORITY,
+  personaFromLog,
+  type PersonaState,
+} from "./prompt/persona.ts";
+export {
+  type AssembleOptions,
+  MIN_SECTION_PRIORITY,
+  type Prompt,
+  PromptAssembler,
+  type PromptConfig,
+  promptConfig,
+  type PromptEnv,
+  type PromptInput,
+  PromptKey,
+  type PromptSection,
+  SECTION_SEPARATOR,
+} from "./prompt/prompt_assembler.ts";
 export { LlmRequestSchema, MessageSchema, ModelRoleSchema, PartSchema } from "./llm/schemas.ts";
 export { LLM_EVENTS, LlmStream, type LlmStreamPayload } from "./llm/events.ts";
 export {
@@ -91,15 +295,14 @@ export {
   openRouterOptions,
 } from "./llm/openrouter/plugin.ts";
 export {
-  canonicalJson,
   type Cassette,
   type CassetteExchange,
   type CassetteHeader,
   cassetteHeader,
   type CassetteInteraction,
   exchangeBytes,
-  firstDifference,
   formatInteraction,
+  jsonDifference,
   parseCassette,
   readCassette,
   requestKey,

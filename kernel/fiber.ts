@@ -239,6 +239,9 @@ export class Fiber {
     this.#instance = undefined;
     try {
       await run?.dispose();
+    } catch (error) {
+      // Every teardown has run; a failing one is reported, never left to reject a background sync.
+      this.#home.logger.log("error", `Plugin "${this.id}" did not stop cleanly`, { error });
     } finally {
       this.#state = this.#home.disposed ? "disposed" : "pending";
     }

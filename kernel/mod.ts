@@ -84,6 +84,12 @@ export { Fiber, type FiberState, type MountOptions, PluginRuntime } from "./fibe
 export { Loader, LoaderKey, type Row, rowPluginName } from "./loader.ts";
 export { type ConfigIssue, configSchema, parseConfig } from "./config.ts";
 export {
+  type HostPermissions,
+  PERMISSION_KINDS,
+  type PermissionsHook,
+  pluginPermissions,
+} from "./permissions.ts";
+export {
   ConfigUpdated,
   type ConfigUpdatedPayload,
   KERNEL_EVENTS,

@@ -5,6 +5,7 @@
  */
 import type { z } from "zod";
 import type { Context } from "./context.ts";
+import type { HostPermissions } from "./permissions.ts";
 import type { ServiceKey } from "./service_key.ts";
 
 /**
@@ -26,6 +27,8 @@ export interface Plugin<C = unknown> {
   readonly provides?: readonly ServiceKey<unknown>[];
   /** The config schema; the parsed output (defaults applied) is what `apply` receives. */
   readonly config?: z.ZodType<C>;
+  /** The host permissions this plugin needs for a config (contract: `PermissionsHook`); none when absent. */
+  permissions?(config: C): HostPermissions;
   /** Wires the plugin into `ctx`. */
   apply(ctx: Context, config: C): void | Promise<void>;
 }
@@ -109,6 +112,8 @@ export interface ServiceClass<C = unknown> {
   readonly inject?: readonly ServiceKey<unknown>[];
   /** The config schema. */
   readonly config?: z.ZodType<C>;
+  /** The host permissions the service needs for a config (contract: `PermissionsHook`); none when absent. */
+  permissions?(config: C): HostPermissions;
 }
 
 /** Anything `ctx.plugin()` and the loader accept. */

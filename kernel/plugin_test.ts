@@ -337,3 +337,35 @@ Deno.test("disposing the root unmounts every plugin, consumers before providers"
   assert.deepStrictEqual(fibers.map((fiber) => fiber.state), ["disposed", "disposed"]);
   assert.equal(ctx.effectCount, 0);
 });
+
+Deno.test("a teardown that throws while a dependency restarts is reported, not an unhandled rejection", async () => {
+  const logger = createMemoryLogger();
+  const ctx = createContext({ mode: "test", logger });
+  const starts: string[] = [];
+  ctx.plugin(definePlugin({
+    name: "fragile",
+    inject: [Db],
+    apply(c) {
+      starts.push(c.get(Db).url);
+      c.effect(() => () => {
+        throw new Error("teardown broke");
+      });
+    },
+  }));
+  const first = ctx.provide(Db, { url: "a" });
+  await ctx.idle();
+  await first();
+  ctx.provide(Db, { url: "b" });
+  await ctx.idle();
+  assert.deepStrictEqual(starts, ["a", "b"]);
+  assert.deepStrictEqual(
+    logger.records.map((r) => [r.message, (r.fields.error as Error).message]),
+    [
+      ['Plugin "fragile" did not stop cleanly', "teardown broke"],
+    ],
+  );
+  // At shutdown the withdrawal of "b" stops it again: reported the same way, and disposal completes.
+  await ctx.dispose();
+  assert.equal(logger.records.length, 2);
+  assert.equal(ctx.effectCount, 0);
+});

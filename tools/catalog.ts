@@ -7,13 +7,13 @@
  *
  * @module
  */
-import { KERNEL_EVENTS, renderConfigCatalog, renderEventCatalog } from "@terret/hames";
+import { renderConfigCatalog, renderEventCatalog } from "@terret/hames";
 import { CATALOG_EVENTS, CATALOG_PLUGINS } from "./catalog_sources.ts";
 
 const check = Deno.args.includes("--check");
 const root = new URL("../", import.meta.url);
 const outputs: [string, string][] = [
-  ["docs/events.md", renderEventCatalog([...KERNEL_EVENTS, ...CATALOG_EVENTS])],
+  ["docs/events.md", renderEventCatalog(CATALOG_EVENTS)],
   ["docs/config-catalog.md", renderConfigCatalog(CATALOG_PLUGINS)],
 ];
 

@@ -1,6 +1,7 @@
 // deno-lint-ignore-file no-console
 /**
- * The project's checks, in order: formatting, lint, type check of every module, `deno publish --dry-run` for
+ * The project's checks, in order: formatting, lint, type check of every module and of every JSDoc example,
+ * `deno publish --dry-run` for
  * every workspace member (slow types, licenses, versions), the layering rule, and catalog drift.
  * Exits non-zero on the first failure.
  *
@@ -17,6 +18,7 @@ const steps: { name: string; cwd: string; args: string[] }[] = [
   { name: "fmt", cwd: root, args: ["fmt", "--check"] },
   { name: "lint", cwd: root, args: ["lint"] },
   { name: "type check", cwd: root, args: ["check", "."] },
+  { name: "doc examples type check", cwd: root, args: ["check", "--doc", "."] },
   ...members.map((member) => ({
     name: `publish dry run (${member})`,
     cwd: `${root}${member}`,

@@ -1,19 +1,9 @@
-// deno-lint-ignore-file no-console
 /**
- * `trt`, the Terret command line. For now `serve` boots the kernel and says what is still missing.
+ * The `trt` entry point: `deno run -A interfaces/cli/main.ts <verb>` (or `deno task trt <verb>`,
+ * `deno task serve`). `deno run -A jsr:@terret/cli <verb>` runs the same through the package's `mod.ts`.
  *
  * @module
  */
-import { createContext } from "@terret/hames";
+import { runTrtProcess } from "./process.ts";
 
-if (import.meta.main) {
-  const verb = Deno.args[0];
-  if (verb !== "serve") {
-    console.error(`trt: unknown verb "${verb ?? ""}" (available: serve)`);
-    Deno.exit(2);
-  }
-  await using ctx = createContext({ mode: "production" });
-  console.log(
-    `terret: kernel booted (context "${ctx.label}"); the WebSocket interface is not built yet, so there is nothing to serve`,
-  );
-}
+if (import.meta.main) await runTrtProcess();

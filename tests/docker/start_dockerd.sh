@@ -31,7 +31,8 @@ die() {
 }
 
 engine_up() { timeout 10 docker info >/dev/null 2>&1; }
-# A live (non-zombie) dockerd process exists.
+# A live (non-zombie) dockerd process exists (pgrep also matches zombies, hence ps).
+# shellcheck disable=SC2009
 dockerd_alive() { ps -C dockerd -o stat= 2>/dev/null | grep -qv '^Z'; }
 
 # 1. Install if needed.

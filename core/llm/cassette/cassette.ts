@@ -31,6 +31,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { TerretError } from "@terret/hames";
+import { canonicalJson } from "../../sessions/digest.ts";
 import { LlmRequestSchema, ModelRoleSchema } from "../schemas.ts";
 import type { LlmRequest, ModelRole, StreamEvent } from "../vocabulary.ts";
 
@@ -125,27 +126,11 @@ export function cassetteHeader(now: Date = new Date()): CassetteHeader {
 }
 
 /**
- * The stable match key of a request: the sha-256 (hex) of the canonical JSON (sorted keys, `undefined` dropped)
- * of `{role, request}`.
+ * The stable match key of a request: the sha-256 (hex) of the canonical JSON ({@linkcode canonicalJson}: sorted
+ * keys, `undefined` dropped) of `{role, request}`.
  */
 export function requestKey(role: ModelRole, request: LlmRequest): string {
   return createHash("sha256").update(canonicalJson({ role, request })).digest("hex");
-}
-
-/** JSON with object keys sorted at every level and `undefined` members dropped. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (typeof value !== "object" || value === null) return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    const member = (value as Record<string, unknown>)[key];
-    if (member !== undefined) out[key] = sortKeys(member);
-  }
-  return out;
 }
 
 /**
@@ -234,11 +219,11 @@ export function exchangeBytes(exchange: CassetteExchange): Uint8Array {
  *
  * @example
  * ```ts
- * import { firstDifference } from "@terret/core";
- * firstDifference({ a: [1, 2] }, { a: [1, 3] }, "request"); // 'request.a[1]: recorded 2, got 3'
+ * import { jsonDifference } from "@terret/core";
+ * jsonDifference({ a: [1, 2] }, { a: [1, 3] }, "request"); // 'request.a[1]: recorded 2, got 3'
  * ```
  */
-export function firstDifference(
+export function jsonDifference(
   recorded: unknown,
   actual: unknown,
   path: string,
@@ -247,7 +232,7 @@ export function firstDifference(
   if (Array.isArray(recorded) && Array.isArray(actual)) {
     const shared = Math.min(recorded.length, actual.length);
     for (let i = 0; i < shared; i++) {
-      const found = firstDifference(recorded[i], actual[i], `${path}[${i}]`);
+      const found = jsonDifference(recorded[i], actual[i], `${path}[${i}]`);
       if (found !== undefined) return found;
     }
     if (recorded.length === actual.length) return undefined;
@@ -256,7 +241,7 @@ export function firstDifference(
   if (isObject(recorded) && isObject(actual)) {
     const keys = [...new Set([...Object.keys(recorded), ...Object.keys(actual)])].sort();
     for (const key of keys) {
-      const found = firstDifference(recorded[key], actual[key], `${path}.${key}`);
+      const found = jsonDifference(recorded[key], actual[key], `${path}.${key}`);
       if (found !== undefined) return found;
     }
     return undefined;

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { TerretError } from "@terret/hames";
+import { canonicalJson } from "../../sessions/digest.ts";
 import {
-  canonicalJson,
   exchangeBytes,
-  firstDifference,
+  jsonDifference,
   parseCassette,
   readCassette,
   requestKey,
@@ -31,14 +31,14 @@ Deno.test("requestKey() is the sha-256 of the canonical {role, request}, whateve
   );
 });
 
-Deno.test("firstDifference() names the first differing path with both values", () => {
+Deno.test("jsonDifference() names the first differing path with both values", () => {
   assert.equal(
-    firstDifference({ a: [1, { b: "x" }] }, { a: [1, { b: "y" }] }, "request"),
+    jsonDifference({ a: [1, { b: "x" }] }, { a: [1, { b: "y" }] }, "request"),
     'request.a[1].b: recorded "x", got "y"',
   );
-  assert.equal(firstDifference([1, 2], [1, 2, 3], "list"), "list: recorded 2 items, got 3");
-  assert.equal(firstDifference({ a: 1 }, { a: 1, b: 2 }, "o"), "o.b: recorded nothing, got 2");
-  assert.equal(firstDifference({ a: [1] }, { a: [1] }, "same"), undefined);
+  assert.equal(jsonDifference([1, 2], [1, 2, 3], "list"), "list: recorded 2 items, got 3");
+  assert.equal(jsonDifference({ a: 1 }, { a: 1, b: 2 }, "o"), "o.b: recorded nothing, got 2");
+  assert.equal(jsonDifference({ a: [1] }, { a: [1] }, "same"), undefined);
 });
 
 Deno.test("parseCassette() refuses a bad cassette, naming the line and the problem", () => {

@@ -222,13 +222,14 @@ export const RecorderConfigSchema: z.ZodType<RecorderConfig> = z.object({
  *
  * Contract: it captures through the payload's `transport` (or `fetch` when none is set), so it sees exactly the
  * bytes the adapter parses; it never records request headers (no API key reaches the file). A failed write is
- * logged, never surfaced into the stream.
+ * logged, never surfaced into the stream. Host permissions: `read` and `write` of the cassette file.
  */
 export const llmRecorder: Plugin<RecorderConfig> = definePlugin({
   name: "terret-llm-recorder",
   description:
     "Records every model request's raw HTTP exchange to a cassette (llm/stream middleware)",
   config: RecorderConfigSchema,
+  permissions: (config) => ({ read: [config.path], write: [config.path] }),
   async apply(ctx, config) {
     const writer = new CassetteWriter(config.path, { overwrite: config.overwrite });
     await writer.flush();

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { definePlugin, type Plugin, TerretError } from "@terret/hames";
 import { LlmStream } from "../events.ts";
@@ -13,7 +14,7 @@ import {
   type CassetteExchange,
   type CassetteInteraction,
   exchangeBytes,
-  firstDifference,
+  jsonDifference,
   readCassette,
   requestKey,
 } from "./cassette.ts";
@@ -97,7 +98,7 @@ export class CassettePlayer {
   #mismatch(key: string, role: ModelRole, request: LlmRequest): TerretError {
     const all = this.#cassette.interactions;
     const expected = all.find((interaction) => !this.#played.has(interaction)) ?? all.at(-1)!;
-    const difference = firstDifference(
+    const difference = jsonDifference(
       JSON.parse(JSON.stringify({ role: expected.role, request: expected.request })),
       JSON.parse(JSON.stringify({ role, request })),
       "",
@@ -205,12 +206,18 @@ export const ReplayerConfigSchema: z.ZodType<ReplayerConfig> = z.object({
  *
  * Contract: a request that matches no recorded interaction makes `stream()` throw `CassetteMismatch` naming the
  * first difference; the adapter still needs a role registration (any key will do, none is sent anywhere).
+ * Host permissions: `read` of the cassette (or `net` to its host for an `https:` URL).
  */
 export const llmReplayer: Plugin<ReplayerConfig> = definePlugin({
   name: "terret-llm-replayer",
   description:
     "Answers model requests from a recorded cassette, byte for byte (llm/stream middleware)",
   config: ReplayerConfigSchema,
+  permissions: (config) => {
+    if (config.path.startsWith("file:")) return { read: [fileURLToPath(config.path)] };
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(config.path)) return { net: [new URL(config.path).host] };
+    return { read: [config.path] };
+  },
   async apply(ctx, config) {
     const cassette = await readCassette(config.path);
     const source = config.path.split("/").at(-1) ?? config.path;

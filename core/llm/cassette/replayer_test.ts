@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type Context, createContext, Loader, TerretError } from "@terret/hames";
+import { type Context, createContext, Loader, pluginPermissions, TerretError } from "@terret/hames";
 import {
   CASSETTES,
   fakeOpenRouter,
@@ -210,4 +210,33 @@ Deno.test("replayTransport() serves the recorded read boundaries and refuses an 
         'Cannot replay a model request from cassette "plain_text.jsonl": it recorded 1 HTTP attempts and the adapter made another',
     },
   });
+});
+
+Deno.test("the record and replay rows ask for the cassette file only", () => {
+  assert.deepStrictEqual(
+    pluginPermissions(llmRecorder, { path: "/tmp/s.jsonl", overwrite: true }),
+    {
+      read: ["/tmp/s.jsonl"],
+      write: ["/tmp/s.jsonl"],
+    },
+  );
+  assert.deepStrictEqual(
+    pluginPermissions(llmReplayer, { path: "cassettes/s.jsonl", match: "key" }),
+    {
+      read: ["cassettes/s.jsonl"],
+    },
+  );
+  assert.deepStrictEqual(
+    pluginPermissions(llmReplayer, { path: "file:///srv/c/s.jsonl", match: "key" }),
+    {
+      read: ["/srv/c/s.jsonl"],
+    },
+  );
+  assert.deepStrictEqual(
+    pluginPermissions(llmReplayer, {
+      path: "https://jsr.io/@terret/core/llm/testdata/tool_turn.jsonl",
+      match: "sequence",
+    }),
+    { net: ["jsr.io"] },
+  );
 });

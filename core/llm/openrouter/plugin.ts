@@ -98,7 +98,7 @@ export function openRouterOptions(config: OpenRouterConfig): OpenRouterAdapterOp
 
 /**
  * The adapter row plugin: registers an {@linkcode OpenRouterAdapter} for the configured role in the `llm` registry,
- * as an effect of the row.
+ * as an effect of the row. Host permissions: `net` to the `base_url` host (the key itself comes through config).
  */
 export const openRouterLlm: Plugin<OpenRouterConfig> = definePlugin({
   name: "terret-llm-openrouter",
@@ -106,6 +106,7 @@ export const openRouterLlm: Plugin<OpenRouterConfig> = definePlugin({
     "A model adapter for OpenRouter or any OpenAI-compatible Chat Completions server, registered for a role",
   inject: [Llm],
   config: OpenRouterConfigSchema,
+  permissions: (config) => ({ net: [new URL(config.base_url).host] }),
   apply(ctx, config) {
     const adapter = new OpenRouterAdapter({ ...openRouterOptions(config), logger: ctx.logger });
     ctx.get(Llm).register(ctx, { role: config.role, adapter });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createContext, Loader, TerretError } from "@terret/hames";
+import { createContext, Loader, pluginPermissions, TerretError } from "@terret/hames";
 import { fakeOpenRouter, sseResponse, textTurn } from "../../testing.ts";
 import { Llm, LlmRegistry } from "../llm_registry.ts";
 import type { StreamEvent } from "../vocabulary.ts";
@@ -131,4 +131,17 @@ Deno.test("two rows claiming the same role fail the boot, naming the row", async
       error.message ===
         'Cannot boot: row "llm.backup" failed to start: Cannot register a model adapter for role "main": another adapter already serves it',
   );
+});
+
+Deno.test("the adapter row asks for network access to its base_url host only", () => {
+  const config = (base_url?: string) =>
+    OpenRouterConfigSchema.parse(
+      base_url === undefined
+        ? { model: "m", api_key: "k" }
+        : { model: "m", api_key: "k", base_url },
+    );
+  assert.deepStrictEqual(pluginPermissions(openRouterLlm, config()), { net: ["openrouter.ai"] });
+  assert.deepStrictEqual(pluginPermissions(openRouterLlm, config("http://127.0.0.1:8080/v1")), {
+    net: ["127.0.0.1:8080"],
+  });
 });

@@ -1,0 +1,154 @@
+import assert from "node:assert/strict";
+import { fixedEnv, FIXTURE_BUNDLES, writeTree } from "../tests/fixtures/composition/tree.ts";
+import { COMPOSITION_CHECKS, type DoctorCheck, runDoctor } from "./doctor.ts";
+import { resolveProfile } from "./resolve.ts";
+
+Deno.test("runDoctor() reports every row's problem without booting or importing unconsented code", async () => {
+  const marker = `doctor-${crypto.randomUUID()}`;
+  await using tree = await writeTree({
+    "profiles/dev/profile.yml": `bundles: [greetings, base]\nplugins:\n  ${marker}: ./code.ts\n`,
+    "profiles/dev/code.ts":
+      `(globalThis as Record<string, unknown>)["${marker}"] = true;\nexport default { name: "${marker}", apply() {} };\n`,
+    "patch.yml": `rows:
+  - id: greeter
+    config: { greeting: 5 }
+  - id: shouter
+    config: { suffix: !env MISSING_SUFFIX }
+  - { id: code, plugin: ${marker} }
+  - { id: ghost, plugin: nowhere }
+  - { id: off, plugin: nowhere, disabled: true }
+  - { id: off.bad, plugin: greeter, disabled: true, config: { greeting: 1 } }
+`,
+  });
+  const resolved = await resolveProfile("dev", {
+    home: tree.dir,
+    cwd: tree.dir,
+    env: fixedEnv({}),
+    bundleDirs: [FIXTURE_BUNDLES],
+  });
+  const findings = await runDoctor(
+    { resolved, env: fixedEnv({}), allowConfigCode: false },
+    COMPOSITION_CHECKS,
+  );
+  const patch = tree.path("patch.yml");
+  assert.deepStrictEqual(findings.map((f) => [f.level, f.check, f.row ?? "", f.message]), [
+    [
+      "error",
+      "rows",
+      "greeter",
+      `Cannot configure row "greeter" (config set by home patch "${patch}" line 3): config.greeting: expected string, received number`,
+    ],
+    [
+      "error",
+      "rows",
+      "shouter",
+      `Cannot resolve "!env MISSING_SUFFIX" at row "shouter" key "config.suffix" (home patch "${patch}" line 4): the variable is not set`,
+    ],
+    ["ok", "rows", "workspace", "ok (workspace)"],
+    [
+      "info",
+      "rows",
+      "sessions.store",
+      'disabled; its plugin "terret-sessions-sqlite" is not available in this build',
+    ],
+    [
+      "info",
+      "rows",
+      "llm.main",
+      'disabled; its plugin "terret-llm-openrouter" is not available in this build',
+    ],
+    [
+      "info",
+      "rows",
+      "sandbox",
+      'disabled; its plugin "terret-sandbox-docker" is not available in this build',
+    ],
+    [
+      "info",
+      "rows",
+      "tools.std",
+      'disabled; its plugin "terret-tools-std" is not available in this build',
+    ],
+    [
+      "info",
+      "rows",
+      "tools.allow",
+      'disabled; its plugin "terret-tools-allow" is not available in this build',
+    ],
+    [
+      "info",
+      "rows",
+      "approvals",
+      'disabled; its plugin "terret-approvals" is not available in this build',
+    ],
+    [
+      "info",
+      "rows",
+      "interfaces.ws",
+      'disabled; its plugin "terret-ws" is not available in this build',
+    ],
+    [
+      "error",
+      "rows",
+      "code",
+      `Cannot load plugin "${marker}" from "./code.ts" (declared by profile ${
+        tree.path("profiles/dev/profile.yml")
+      } line 3): a profile plugins: entry that is a file path or URL, which runs code named by config; pass --allow-config-code to allow it`,
+    ],
+    [
+      "error",
+      "rows",
+      "ghost",
+      `Cannot configure row "ghost" (plugin set by home patch "${patch}" line 7): unknown plugin "nowhere" (no built-in, bundle or profile declares it; known: ${marker}, greeter, sandbox-none, shouter, workspace)`,
+    ],
+    ["info", "rows", "off", 'disabled; its plugin "nowhere" is not available in this build'],
+    [
+      "warning",
+      "rows",
+      "off.bad",
+      `disabled; would fail: Cannot configure row "off.bad" (config set by home patch "${patch}" line 9): config.greeting: expected string, received number`,
+    ],
+    ["ok", "permissions", "", "every grant is scoped"],
+  ]);
+  assert.equal((globalThis as Record<string, unknown>)[marker], undefined);
+});
+
+Deno.test("runDoctor() runs added checks in order and turns a throwing check into an error finding", async () => {
+  await using tree = await writeTree({ "profiles/dev/profile.yml": "bundles: [greetings]\n" });
+  const resolved = await resolveProfile("dev", {
+    home: tree.dir,
+    cwd: tree.dir,
+    env: fixedEnv({}),
+    bundleDirs: [FIXTURE_BUNDLES],
+  });
+  const sandbox: DoctorCheck = {
+    name: "sandbox",
+    description: "which sandbox providers work here",
+    atServe: true,
+    run: (input) =>
+      Promise.resolve([{
+        level: "warning",
+        check: "sandbox",
+        message: `no isolating provider for ${input.prepared.length} rows`,
+      }]),
+  };
+  const broken: DoctorCheck = {
+    name: "broken",
+    description: "throws",
+    run: () => Promise.reject(new Error("probe crashed")),
+  };
+  const findings = await runDoctor(
+    { resolved, env: fixedEnv({}), allowConfigCode: false },
+    [...COMPOSITION_CHECKS, sandbox, broken],
+  );
+  assert.deepStrictEqual(
+    findings.map((f) => `${f.level} ${f.check} ${f.row ?? "-"}: ${f.message}`),
+    [
+      "ok rows greeter: ok (greeter)",
+      "ok rows shouter: ok (shouter)",
+      "ok permissions -: every grant is scoped",
+      "warning sandbox -: no isolating provider for 2 rows",
+      "error broken -: the check failed: probe crashed",
+    ],
+  );
+});

@@ -1,0 +1,97 @@
+/**
+ * What the stores share: their errors, commit-listener fan-out and read filtering. Internal to the stores.
+ *
+ * @module
+ */
+import { type Context, TerretError } from "@terret/hames";
+import type { SessionEvent } from "./envelope.ts";
+import type { CommitListener, StoreReadOptions } from "./store.ts";
+
+/** `SessionExists`: a `new` draft (or an import) for a session that has events. */
+export function sessionExists(id: string): TerretError {
+  return new TerretError("SessionExists", `Cannot create session "${id}": it already exists`, {
+    details: { session_id: id },
+  });
+}
+
+/** `SessionNotFound`: an `existing` draft for a session without events. */
+export function sessionNotFound(id: string): TerretError {
+  return new TerretError("SessionNotFound", `Cannot append to session "${id}": no such session`, {
+    details: { session_id: id },
+  });
+}
+
+/** `StoreClosed`. */
+export function storeClosed(kind: string): TerretError {
+  return new TerretError("StoreClosed", `Cannot use the ${kind} session store: it is closed`);
+}
+
+/** `StoreCorrupt`: a stored event that cannot be read back. */
+export function storeCorrupt(where: string, why: string): TerretError {
+  return new TerretError("StoreCorrupt", `Cannot read ${where}: ${why}`, { details: { where } });
+}
+
+/** Fans committed events out to listeners, isolating a throwing listener. */
+export class CommitListeners {
+  readonly #listeners = new Set<CommitListener>();
+  readonly #report: (error: unknown) => void;
+
+  constructor(report: (error: unknown) => void) {
+    this.#report = report;
+  }
+
+  add(listener: CommitListener): () => void {
+    const entry = (event: SessionEvent): void => listener(event);
+    this.#listeners.add(entry);
+    return () => void this.#listeners.delete(entry);
+  }
+
+  notify(event: SessionEvent): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.#report(error);
+      }
+    }
+  }
+}
+
+/** Validates read bounds, returning the effective `[from, to]` and limit. */
+export function readBounds(options: StoreReadOptions): { from: number; to: number; limit: number } {
+  const from = options.from_seq ?? 1;
+  const to = options.to_seq ?? Number.MAX_SAFE_INTEGER;
+  const limit = options.limit ?? Number.MAX_SAFE_INTEGER;
+  for (const [name, value] of [["from_seq", from], ["to_seq", to], ["limit", limit]] as const) {
+    if (!Number.isSafeInteger(value) || value < (name === "limit" ? 0 : 1)) {
+      throw new RangeError(
+        `Cannot read a session: ${name} must be a positive integer, got ${value}`,
+      );
+    }
+  }
+  return { from, to, limit };
+}
+
+/** Checks that an import is a whole session: one id, seqs 1..n. */
+export function checkImport(events: readonly SessionEvent[]): string {
+  const id = events[0]?.session_id;
+  if (id === undefined) throw new RangeError("Cannot import a session: it has no events");
+  events.forEach((event, i) => {
+    if (event.session_id !== id || event.seq !== i + 1) {
+      throw new RangeError(
+        `Cannot import session "${id}": event ${i} is seq ${event.seq} of "${event.session_id}"`,
+      );
+    }
+  });
+  return id;
+}
+
+/** Throws the signal's reason when it is aborted. */
+export function checkSignal(signal: AbortSignal | undefined): void {
+  signal?.throwIfAborted();
+}
+
+/** A commit-listener failure reporter writing to the context's logger. */
+export function reporter(ctx: Context): (error: unknown) => void {
+  return (error) => ctx.logger.log("error", "A session commit listener failed", { error });
+}

@@ -1,0 +1,457 @@
+/**
+ * The JSONL session store: one greppable file per session, one event per line, appended with one write per
+ * session per group commit. A torn last line (a crash mid-write) is skipped on read and cut off before the next
+ * append, so it never corrupts what follows.
+ *
+ * @module
+ */
+import { type Context, definePlugin, type Logger, type Plugin, TerretError } from "@terret/hames";
+import { join, resolve } from "node:path";
+import { z } from "zod";
+import { assertSessionId, envelopeOf, type EventDraft, type SessionEvent } from "./envelope.ts";
+import { GroupCommit, type Settled } from "./_group_commit.ts";
+import {
+  checkImport,
+  checkSignal,
+  CommitListeners,
+  readBounds,
+  sessionExists,
+  sessionNotFound,
+  storeClosed,
+  storeCorrupt,
+} from "./_store_support.ts";
+import {
+  type CommitListener,
+  type SessionStore,
+  SessionStoreKey,
+  type StoreReadOptions,
+  type StoreStats,
+} from "./store.ts";
+
+/** Options for {@linkcode JsonlSessionStore.open}. */
+export interface JsonlStoreOptions {
+  /** The directory holding one `<session_id>.jsonl` file per session (created when missing). */
+  readonly dir: string;
+  /** `fdatasync` each file after each group: survives power loss, not just a crash (default false). */
+  readonly fsync?: boolean;
+  /** The most events in one group commit (default 1000). */
+  readonly maxGroupEvents?: number;
+  /** The most payload bytes in one group commit (default 8 MiB). */
+  readonly maxGroupBytes?: number;
+  /** How many session files stay open for appending (default 128). */
+  readonly maxOpenFiles?: number;
+  /** Where torn tails and listener failures are reported. */
+  readonly logger?: Logger;
+}
+
+const LOCK_FILE = ".terret-store.lock";
+const encoder = new TextEncoder();
+
+/**
+ * A {@linkcode SessionStore} over a directory of JSONL files.
+ *
+ * One process owns a directory at a time (an exclusive lock on `.terret-store.lock`, released by the OS when the
+ * process dies), so seqs are assigned without a race; a second open fails with `StoreLocked`. An event is durable
+ * once its line is written (it survives the process being killed; set `fsync` to survive power loss).
+ *
+ * @example
+ * ```ts
+ * import { JsonlSessionStore } from "@terret/core";
+ * const dir = await Deno.makeTempDir();
+ * const store = JsonlSessionStore.open({ dir });
+ * console.log(await store.list()); // []
+ * await store.close();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export class JsonlSessionStore implements SessionStore {
+  readonly kind = "jsonl";
+  readonly #dir: string;
+  readonly #fsync: boolean;
+  readonly #maxOpen: number;
+  readonly #logger: Logger | undefined;
+  readonly #lock: Deno.FsFile;
+  readonly #files = new Map<string, Deno.FsFile>();
+  readonly #heads = new Map<string, number>();
+  readonly #listeners: CommitListeners;
+  readonly #group: GroupCommit<EventDraft, SessionEvent>;
+  #closing: Promise<void> | undefined;
+
+  private constructor(dir: string, lock: Deno.FsFile, options: JsonlStoreOptions) {
+    this.#dir = dir;
+    this.#lock = lock;
+    this.#fsync = options.fsync ?? false;
+    this.#maxOpen = options.maxOpenFiles ?? 128;
+    this.#logger = options.logger;
+    this.#listeners = new CommitListeners((error) =>
+      this.#logger?.log("error", "A session commit listener failed", { error })
+    );
+    this.#group = new GroupCommit((batch) => this.#commit(batch), {
+      maxItems: options.maxGroupEvents ?? 1000,
+      maxBytes: options.maxGroupBytes ?? 8 * 1024 * 1024,
+      sizeOf: (draft) => draft.payload_json.length,
+    });
+  }
+
+  /**
+   * Opens (creating) the directory and takes its lock.
+   *
+   * @throws {TerretError} `StoreLocked` when another open store (in any process) holds the directory
+   */
+  static open(options: JsonlStoreOptions): JsonlSessionStore {
+    const dir = resolve(options.dir);
+    Deno.mkdirSync(dir, { recursive: true });
+    const lock = Deno.openSync(join(dir, LOCK_FILE), { read: true, write: true, create: true });
+    if (!lock.tryLockSync(true)) {
+      lock.close();
+      throw new TerretError(
+        "StoreLocked",
+        `Cannot open the JSONL session store "${dir}": another store holds its lock`,
+        { details: { dir } },
+      );
+    }
+    return new JsonlSessionStore(dir, lock, options);
+  }
+
+  /** The directory this store writes. */
+  get dir(): string {
+    return this.#dir;
+  }
+
+  append(draft: EventDraft): Promise<SessionEvent> {
+    if (this.#closing !== undefined) return Promise.reject(storeClosed(this.kind));
+    return this.#group.submit(draft);
+  }
+
+  importSession(events: readonly SessionEvent[]): Promise<void> {
+    if (this.#closing !== undefined) return Promise.reject(storeClosed(this.kind));
+    const id = checkImport(events);
+    const path = this.#path(id);
+    if (this.#headOf(id, false) > 0) return Promise.reject(sessionExists(id));
+    const temp = join(this.#dir, `.${id}.${crypto.randomUUID()}.tmp`);
+    const text = events.map((event) => encodeLine(event, JSON.stringify(event.payload))).join("");
+    try {
+      Deno.writeFileSync(temp, encoder.encode(text));
+      if (this.#fsync) syncPath(temp);
+      this.#forget(id);
+      Deno.renameSync(temp, path);
+    } catch (error) {
+      Deno.removeSync(temp, { recursive: true });
+      return Promise.reject(error);
+    }
+    this.#heads.set(id, events.length);
+    for (const event of events) this.#listeners.notify(event);
+    return Promise.resolve();
+  }
+
+  async read(sessionId: string, options: StoreReadOptions = {}): Promise<SessionEvent[]> {
+    if (this.#closing !== undefined) throw storeClosed(this.kind);
+    const { from, to, limit } = readBounds(options);
+    const path = this.#path(sessionId);
+    let bytes: Uint8Array;
+    try {
+      bytes = await Deno.readFile(
+        path,
+        options.signal === undefined ? {} : { signal: options.signal },
+      );
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return [];
+      throw error;
+    }
+    checkSignal(options.signal);
+    return parseLines(bytes, path, { from, to, limit, types: options.types });
+  }
+
+  head(sessionId: string): Promise<number> {
+    if (this.#closing !== undefined) return Promise.reject(storeClosed(this.kind));
+    try {
+      return Promise.resolve(this.#headOf(sessionId, false));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  async list(): Promise<string[]> {
+    if (this.#closing !== undefined) throw storeClosed(this.kind);
+    const ids: string[] = [];
+    for await (const entry of Deno.readDir(this.#dir)) {
+      if (entry.isFile && entry.name.endsWith(".jsonl") && !entry.name.startsWith(".")) {
+        const id = entry.name.slice(0, -".jsonl".length);
+        if (this.#headOf(id, false) > 0) ids.push(id);
+      }
+    }
+    return ids.sort();
+  }
+
+  onCommit(listener: CommitListener): () => void {
+    return this.#listeners.add(listener);
+  }
+
+  stats(): StoreStats {
+    return this.#group.stats();
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await this.#group.drain();
+      for (const file of this.#files.values()) file.close();
+      this.#files.clear();
+      this.#lock.unlockSync();
+      this.#lock.close();
+    })();
+    return this.#closing;
+  }
+
+  #path(id: string): string {
+    assertSessionId(id);
+    return join(this.#dir, `${id}.jsonl`);
+  }
+
+  /** One group: per session, one write of all its lines; a failed write is cut back off. */
+  #commit(batch: readonly EventDraft[]): Settled<SessionEvent>[] {
+    const outcomes: Settled<SessionEvent>[] = new Array(batch.length);
+    const bySession = new Map<string, number[]>();
+    batch.forEach((draft, i) => {
+      const list = bySession.get(draft.session_id);
+      if (list === undefined) bySession.set(draft.session_id, [i]);
+      else list.push(i);
+    });
+    const committed: SessionEvent[] = [];
+    for (const [id, indexes] of bySession) {
+      try {
+        this.#commitSession(id, indexes.map((i) => batch[i]!), outcomes, indexes, committed);
+      } catch (error) {
+        for (const i of indexes) outcomes[i] ??= { ok: false, error };
+      }
+    }
+    for (const event of committed) this.#listeners.notify(event);
+    return outcomes;
+  }
+
+  #commitSession(
+    id: string,
+    drafts: readonly EventDraft[],
+    outcomes: Settled<SessionEvent>[],
+    indexes: readonly number[],
+    committed: SessionEvent[],
+  ): void {
+    let head = this.#headOf(id, drafts.some((draft) => draft.expect === "new"));
+    const events: SessionEvent[] = [];
+    let text = "";
+    drafts.forEach((draft, k) => {
+      if (draft.expect === "new" && head > 0) {
+        outcomes[indexes[k]!] = { ok: false, error: sessionExists(id) };
+      } else if (draft.expect === "existing" && head === 0) {
+        outcomes[indexes[k]!] = { ok: false, error: sessionNotFound(id) };
+      } else {
+        head++;
+        const event = envelopeOf(draft, head);
+        events.push(event);
+        text += encodeLine(event, draft.payload_json);
+        outcomes[indexes[k]!] = { ok: true, value: event };
+      }
+    });
+    if (events.length === 0) return;
+    const file = this.#file(id);
+    const size = file.seekSync(0, Deno.SeekMode.End);
+    try {
+      writeAll(file, encoder.encode(text));
+      if (this.#fsync) file.syncDataSync();
+    } catch (error) {
+      file.truncateSync(size);
+      for (const event of events) {
+        const i = indexes[drafts.findIndex((draft) => draft.id === event.id)]!;
+        outcomes[i] = { ok: false, error };
+      }
+      return;
+    }
+    this.#heads.set(id, head);
+    committed.push(...events);
+  }
+
+  /** The head of a session, recovering it (and cutting a torn tail) from the file on first touch. */
+  #headOf(id: string, create: boolean): number {
+    const known = this.#heads.get(id);
+    if (known !== undefined && (known > 0 || !create || this.#files.has(id))) return known;
+    const path = this.#path(id);
+    let file: Deno.FsFile;
+    try {
+      file = Deno.openSync(path, { read: true, write: true });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      if (!create) return 0;
+      file = Deno.openSync(path, { read: true, write: true, createNew: true });
+    }
+    this.#remember(id, file);
+    const head = recoverTail(file, path, this.#logger);
+    this.#heads.set(id, head);
+    return head;
+  }
+
+  #file(id: string): Deno.FsFile {
+    const file = this.#files.get(id);
+    if (file !== undefined) {
+      this.#files.delete(id);
+      this.#files.set(id, file);
+      return file;
+    }
+    this.#heads.delete(id);
+    this.#headOf(id, true);
+    return this.#files.get(id)!;
+  }
+
+  #remember(id: string, file: Deno.FsFile): void {
+    this.#files.get(id)?.close();
+    this.#files.delete(id);
+    this.#files.set(id, file);
+    while (this.#files.size > this.#maxOpen) {
+      const [oldest, handle] = this.#files.entries().next().value!;
+      handle.close();
+      this.#files.delete(oldest);
+    }
+  }
+
+  #forget(id: string): void {
+    this.#files.get(id)?.close();
+    this.#files.delete(id);
+    this.#heads.delete(id);
+  }
+}
+
+/** One line: the envelope in field order, the payload as encoded at the boundary. */
+function encodeLine(event: SessionEvent, payloadJson: string): string {
+  return `{"id":${JSON.stringify(event.id)},"session_id":${
+    JSON.stringify(event.session_id)
+  },"seq":${event.seq},"at":${JSON.stringify(event.at)},"type":${
+    JSON.stringify(event.type)
+  },"payload":${payloadJson},"parent_id":${JSON.stringify(event.parent_id)}}\n`;
+}
+
+function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
+  let offset = 0;
+  while (offset < bytes.length) offset += file.writeSync(bytes.subarray(offset));
+}
+
+function syncPath(path: string): void {
+  const file = Deno.openSync(path, { read: true, write: true });
+  try {
+    file.syncDataSync();
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * Finds the last complete line of a session file, cuts any torn bytes after it, and returns its seq (0 for an
+ * empty file).
+ */
+function recoverTail(file: Deno.FsFile, path: string, logger: Logger | undefined): number {
+  const size = file.statSync().size;
+  if (size === 0) return 0;
+  let window = Math.min(size, 64 * 1024);
+  for (;;) {
+    const start = size - window;
+    const buffer = new Uint8Array(window);
+    file.seekSync(start, Deno.SeekMode.Start);
+    readAll(file, buffer);
+    const end = buffer.lastIndexOf(10);
+    const before = end < 0 ? -1 : buffer.lastIndexOf(10, end - 1);
+    if ((end < 0 || before < 0) && start > 0) {
+      window = Math.min(size, window * 4);
+      continue;
+    }
+    const keep = end < 0 ? 0 : start + end + 1;
+    if (keep < size) {
+      logger?.log("warn", `Cut a torn last line from "${path}"`, { path, bytes: size - keep });
+      file.truncateSync(keep);
+    }
+    if (end < 0) return 0;
+    const line = new TextDecoder().decode(buffer.subarray(before + 1, end));
+    return (parseLine(line, path, -1) as { seq: number }).seq;
+  }
+}
+
+function readAll(file: Deno.FsFile, buffer: Uint8Array): void {
+  let offset = 0;
+  while (offset < buffer.length) {
+    const n = file.readSync(buffer.subarray(offset));
+    if (n === null) throw new Error("Unexpected end of file");
+    offset += n;
+  }
+}
+
+function parseLine(line: string, path: string, lineNumber: number): SessionEvent {
+  try {
+    return JSON.parse(line) as SessionEvent;
+  } catch (error) {
+    const where = lineNumber < 0 ? "its last line" : `line ${lineNumber}`;
+    throw storeCorrupt(`"${path}"`, `${where} is not JSON (${(error as Error).message})`);
+  }
+}
+
+/** Parses complete lines (a torn tail without its newline is skipped), checking seq i on line i. */
+function parseLines(
+  bytes: Uint8Array,
+  path: string,
+  range: { from: number; to: number; limit: number; types: readonly string[] | undefined },
+): SessionEvent[] {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw storeCorrupt(`"${path}"`, "it is not valid UTF-8");
+  }
+  const types = range.types === undefined ? undefined : new Set(range.types);
+  const out: SessionEvent[] = [];
+  let start = 0;
+  for (let seq = 1; out.length < range.limit && seq <= range.to; seq++) {
+    const end = text.indexOf("\n", start);
+    if (end < 0) break;
+    if (seq >= range.from) {
+      const event = parseLine(text.slice(start, end), path, seq);
+      if (event.seq !== seq) {
+        throw storeCorrupt(`"${path}"`, `line ${seq} holds seq ${event.seq}`);
+      }
+      if (types === undefined || types.has(event.type)) out.push(event);
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+/** The JSONL store's config. */
+export interface JsonlStoreConfig {
+  /** The store directory. */
+  readonly dir: string;
+  /** Whether to fdatasync after each group. */
+  readonly fsync: boolean;
+}
+
+/** The JSONL store's config schema. */
+export const jsonlStoreConfig: z.ZodType<JsonlStoreConfig> = z.object({
+  dir: z.string().min(1).describe(
+    "Directory of <session_id>.jsonl files (created when missing). The host needs --allow-read and " +
+      "--allow-write for exactly this path; `trt permissions` derives them from it.",
+  ),
+  fsync: z.boolean().default(false).describe(
+    "fdatasync each file after each group commit: survives power loss, not only a crash (slower)",
+  ),
+}) as z.ZodType<JsonlStoreConfig>;
+
+/** Mounts a {@linkcode JsonlSessionStore} as `session_store` (config row `sessions.store`). */
+export const jsonlStorePlugin: Plugin<JsonlStoreConfig> = definePlugin({
+  name: "terret-store-jsonl",
+  description:
+    "Session store as one greppable JSONL file per session; one process per directory (locked).",
+  provides: [SessionStoreKey],
+  config: jsonlStoreConfig,
+  apply(ctx: Context, config: JsonlStoreConfig): void {
+    const store = JsonlSessionStore.open({
+      dir: config.dir,
+      fsync: config.fsync,
+      logger: ctx.logger,
+    });
+    ctx.effect(() => () => store.close(), "close jsonl store");
+    ctx.provide(SessionStoreKey, store);
+  },
+});

@@ -1,0 +1,488 @@
+/**
+ * The `sessions` service: the append-only session log. Appends pass the append boundary (normalization, scrubbers,
+ * schema) before a store makes them durable; every durable append is announced as `session/event`; reads, live
+ * streams, forks, usage and `derive_messages` all come from the store.
+ *
+ * @module
+ */
+import {
+  type Context,
+  defineService,
+  type Disposer,
+  type EventDefinition,
+  type ServiceKey,
+  TerretError,
+} from "@terret/hames";
+import type { Message } from "../llm/vocabulary.ts";
+import { BUILTIN_PROJECTIONS, deriveMessages, type Projection } from "./derive_messages.ts";
+import { digestMessages, firstDifference } from "./digest.ts";
+import {
+  type AppendInput,
+  assertSessionId,
+  envelopeOf,
+  type EventDraft,
+  type SessionEvent,
+} from "./envelope.ts";
+import { InvariantViolated, SESSION_EVENT_TYPES, SessionEventAppended } from "./events.ts";
+import { LiveFeed } from "./_live_feed.ts";
+import {
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  type NormalizedPayload,
+  normalizePayload,
+  type Scrubber,
+} from "./normalize_payload.ts";
+import type { SessionStore, StoreReadOptions } from "./store.ts";
+import { rollupUsage, type UsageRollup } from "./usage.ts";
+
+/** Options carrying only a signal. */
+export interface SignalOptions {
+  readonly signal?: AbortSignal;
+}
+
+/** Options for {@linkcode Sessions.create}. */
+export interface CreateOptions extends SignalOptions {
+  /** The new session's id (default: a random UUID); must match `SESSION_ID_PATTERN`. */
+  readonly session_id?: string;
+  /** Caller data stored in the `session/created` payload. */
+  readonly meta?: Readonly<Record<string, unknown>>;
+}
+
+/** Options for {@linkcode Sessions.stream}. */
+export interface StreamOptions extends SignalOptions {
+  /** The first seq yielded (default 1). */
+  readonly from_seq?: number;
+}
+
+/** Options for {@linkcode Sessions.fork}. */
+export interface ForkOptions extends SignalOptions {
+  /** The last source seq copied. */
+  readonly boundary_seq: number;
+  /** The fork's id (default: a random UUID). */
+  readonly session_id?: string;
+}
+
+/** Options for {@linkcode Sessions.deriveMessages} and {@linkcode Sessions.assertInvariant}. */
+export interface DeriveFromLogOptions extends SignalOptions {
+  /** Project only events up to this seq (default: the head). */
+  readonly upto?: number;
+}
+
+/** What {@linkcode Sessions.assertInvariant} found. */
+export interface InvariantReport {
+  /** True when the digests match. */
+  readonly ok: boolean;
+  readonly outbound_digest: string;
+  readonly derived_digest: string;
+}
+
+/** Options for {@linkcode Sessions.registerEventType}. */
+export interface EventTypeOptions {
+  /** How the type projects into model context, or `null` when it is never model-visible. */
+  readonly projection: Projection | null;
+}
+
+/**
+ * The session log service (key `sessions`).
+ *
+ * Contract: `append` and `create` refuse, with a `TerretError` and before anything reaches the store, an unknown
+ * or reserved type (`UnknownEventType`, `ReservedEventType`), a payload that is not JSON or not valid UTF-8 or
+ * breaks its type's schema (`InvalidPayload`), or one over the size cap (`PayloadTooLarge`). A resolved append is
+ * durable and has been emitted as `session/event`. The signal is checked before an append is queued; once queued
+ * it completes. Registrations (`registerScrubber`, `registerEventType`) are effects of the `owner` context.
+ */
+export interface Sessions {
+  /** Creates a session, appending its `session/created` (seq 1); `SessionExists` when the id is taken. */
+  create(options?: CreateOptions): Promise<SessionEvent>;
+  /** Appends one event; `SessionNotFound` for an unknown session. */
+  append(sessionId: string, input: AppendInput, options?: SignalOptions): Promise<SessionEvent>;
+  /** Reads events ascending by seq. */
+  read(sessionId: string, options?: StoreReadOptions): Promise<SessionEvent[]>;
+  /** The highest seq (0 for an unknown session). */
+  head(sessionId: string, options?: SignalOptions): Promise<number>;
+  /** Every session id, sorted. */
+  list(options?: SignalOptions): Promise<string[]>;
+  /** Replays from `from_seq`, then tails live: no gap, no duplicate; ends when `signal` aborts. */
+  stream(sessionId: string, options?: StreamOptions): AsyncIterable<SessionEvent>;
+  /** Copies events up to `boundary_seq` into a new session, followed by `session/forked`; returns that event. */
+  fork(sourceId: string, options: ForkOptions): Promise<SessionEvent>;
+  /** The rollup of every `step/end` usage. */
+  usage(sessionId: string, options?: SignalOptions): Promise<UsageRollup>;
+  /** The model history projected from the stored log. */
+  deriveMessages(sessionId: string, options?: DeriveFromLogOptions): Promise<Message[]>;
+  /** Checks an outbound message list against the log (see {@linkcode SessionLog.assertInvariant}). */
+  assertInvariant(
+    outbound: readonly Message[],
+    sessionId: string,
+    options?: DeriveFromLogOptions,
+  ): Promise<InvariantReport>;
+  /** Normalizes a payload exactly as an append of `type` would (scrubbers and cap included). */
+  normalize(type: string, payload: unknown): NormalizedPayload;
+  /** Adds a scrubber for as long as `owner` lives. */
+  registerScrubber(owner: Context, scrubber: Scrubber): Disposer;
+  /** Adds a durable event type (and its projection) for as long as `owner` lives. */
+  registerEventType(owner: Context, type: EventDefinition, options: EventTypeOptions): Disposer;
+}
+
+/** The sessions service key. */
+export const SessionsKey: ServiceKey<Sessions> = defineService<Sessions>(
+  "sessions",
+  "The append-only session log: append, read, stream, fork, usage, derive_messages and the invariant",
+);
+
+/** Options for {@linkcode SessionLog}. */
+export interface SessionLogOptions {
+  /** The payload size cap in UTF-8 bytes of JSON (default 16 MiB). */
+  readonly maxPayloadBytes?: number;
+  /** Events a slow stream may buffer before it catches up from the store instead (default 10,000). */
+  readonly streamBufferLimit?: number;
+}
+
+const RESERVED = new Set(["session/created", "session/forked"]);
+const REPLAY_PAGE = 1000;
+
+/**
+ * The {@linkcode Sessions} implementation over a {@linkcode SessionStore}.
+ *
+ * @example
+ * ```ts
+ * import { createContext } from "@terret/hames";
+ * import { MemorySessionStore, SessionLog } from "@terret/core";
+ * await using ctx = createContext({ mode: "test" });
+ * const log = new SessionLog(ctx, new MemorySessionStore());
+ * const { session_id } = await log.create();
+ * await log.append(session_id, { type: "user/message", payload: { content: "hi" } });
+ * console.log(await log.deriveMessages(session_id)); // [{ role: "user", parts: [{ type: "text", text: "hi" }] }]
+ * ```
+ */
+export class SessionLog implements Sessions {
+  readonly #ctx: Context;
+  readonly #store: SessionStore;
+  readonly #maxBytes: number;
+  readonly #bufferLimit: number;
+  readonly #scrubbers: { readonly fn: Scrubber }[] = [];
+  readonly #types = new Map<string, EventDefinition>();
+  readonly #projections = new Map<string, Projection>(BUILTIN_PROJECTIONS);
+  readonly #feeds = new Map<string, Set<LiveFeed>>();
+
+  /**
+   * @param ctx the context `session/event` and `sessions/invariant_violated` are emitted on (its mode decides
+   *   whether an invariant violation throws); the service unsubscribes from the store when it is disposed
+   * @param store the store to write
+   */
+  constructor(ctx: Context, store: SessionStore, options: SessionLogOptions = {}) {
+    this.#ctx = ctx;
+    this.#store = store;
+    this.#maxBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    this.#bufferLimit = options.streamBufferLimit ?? 10_000;
+    for (const def of SESSION_EVENT_TYPES) this.#types.set(def.name, def);
+    ctx.effect(() => {
+      const off = store.onCommit((event) => this.#committed(event));
+      return () => {
+        off();
+        for (const feeds of this.#feeds.values()) for (const feed of feeds) feed.close();
+      };
+    }, "sessions: commit feed");
+  }
+
+  async create(options: CreateOptions = {}): Promise<SessionEvent> {
+    const id = options.session_id ?? crypto.randomUUID();
+    assertSessionId(id);
+    options.signal?.throwIfAborted();
+    const payload = options.meta === undefined ? {} : { meta: options.meta };
+    return await this.#store.append(this.#draft(id, "session/created", payload, null, "new"));
+  }
+
+  append(
+    sessionId: string,
+    input: AppendInput,
+    options: SignalOptions = {},
+  ): Promise<SessionEvent> {
+    try {
+      return this.#store.append(this.#appendDraft(sessionId, input, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #appendDraft(sessionId: string, input: AppendInput, options: SignalOptions): EventDraft {
+    assertSessionId(sessionId);
+    options.signal?.throwIfAborted();
+    if (RESERVED.has(input.type)) {
+      throw new TerretError(
+        "ReservedEventType",
+        `Cannot append "${input.type}" to session "${sessionId}": only ${
+          input.type === "session/created" ? "create" : "fork"
+        } writes it`,
+      );
+    }
+    const parent = input.parent_id ?? null;
+    if (
+      parent !== null && (typeof parent !== "string" || parent.length === 0 || parent.length > 256)
+    ) {
+      throw new TypeError(
+        `Cannot append to session "${sessionId}": parent_id must be a non-empty string or null`,
+      );
+    }
+    return this.#draft(sessionId, input.type, input.payload, parent, "existing");
+  }
+
+  read(sessionId: string, options: StoreReadOptions = {}): Promise<SessionEvent[]> {
+    assertSessionId(sessionId);
+    return this.#store.read(sessionId, options);
+  }
+
+  head(sessionId: string, options: SignalOptions = {}): Promise<number> {
+    assertSessionId(sessionId);
+    return this.#store.head(sessionId, options);
+  }
+
+  list(options: SignalOptions = {}): Promise<string[]> {
+    return this.#store.list(options);
+  }
+
+  stream(sessionId: string, options: StreamOptions = {}): AsyncIterable<SessionEvent> {
+    assertSessionId(sessionId);
+    const from = options.from_seq ?? 1;
+    if (!Number.isSafeInteger(from) || from < 1) {
+      throw new RangeError(
+        `Cannot stream session "${sessionId}": from_seq must be a positive integer, got ${from}`,
+      );
+    }
+    return this.#stream(sessionId, from, options.signal);
+  }
+
+  async fork(sourceId: string, options: ForkOptions): Promise<SessionEvent> {
+    assertSessionId(sourceId);
+    const boundary = options.boundary_seq;
+    const id = options.session_id ?? crypto.randomUUID();
+    assertSessionId(id);
+    const events = await this.#store.read(sourceId, { to_seq: boundary, ...signalOf(options) });
+    if (!Number.isSafeInteger(boundary) || boundary < 1 || events.length !== boundary) {
+      throw new TerretError(
+        "InvalidBoundary",
+        `Cannot fork session "${sourceId}" at seq ${boundary}: it has ${events.length} events up to there`,
+        { details: { session_id: sourceId, boundary_seq: boundary } },
+      );
+    }
+    const ids = new Map(events.map((event) => [event.id, crypto.randomUUID()]));
+    const copies = events.map((event): SessionEvent => ({
+      ...event,
+      id: ids.get(event.id)!,
+      session_id: id,
+      parent_id: event.parent_id === null ? null : ids.get(event.parent_id) ?? event.parent_id,
+    }));
+    const lineage = this.#draft(
+      id,
+      "session/forked",
+      { source_session_id: sourceId, boundary_seq: boundary },
+      events[boundary - 1]!.id,
+      "new",
+    );
+    const forked = envelopeOf(lineage, boundary + 1);
+    options.signal?.throwIfAborted();
+    await this.#store.importSession([...copies, forked]);
+    return forked;
+  }
+
+  async usage(sessionId: string, options: SignalOptions = {}): Promise<UsageRollup> {
+    return rollupUsage(await this.read(sessionId, { types: ["step/end"], ...signalOf(options) }));
+  }
+
+  async deriveMessages(sessionId: string, options: DeriveFromLogOptions = {}): Promise<Message[]> {
+    const events = await this.read(sessionId, {
+      types: [...this.#projections.keys()],
+      ...(options.upto === undefined ? {} : { to_seq: options.upto }),
+      ...signalOf(options),
+    });
+    return deriveMessages(events, { projections: this.#projections });
+  }
+
+  /**
+   * Compares the digest of `outbound` with the digest of `derive_messages` replayed from the store.
+   *
+   * @returns the report (`ok: false` only in production, where a mismatch is reported instead of thrown)
+   * @throws {TerretError} `LogInvariantViolation` on a mismatch in development and test mode
+   */
+  async assertInvariant(
+    outbound: readonly Message[],
+    sessionId: string,
+    options: DeriveFromLogOptions = {},
+  ): Promise<InvariantReport> {
+    const derived = await this.deriveMessages(sessionId, options);
+    const outboundDigest = digestMessages(outbound);
+    const derivedDigest = digestMessages(derived);
+    const report = {
+      ok: outboundDigest === derivedDigest,
+      outbound_digest: outboundDigest,
+      derived_digest: derivedDigest,
+    };
+    if (report.ok) return report;
+    const index = firstDifference(outbound, derived);
+    const details = {
+      session_id: sessionId,
+      upto: options.upto ?? null,
+      outbound_digest: outboundDigest,
+      derived_digest: derivedDigest,
+      first_difference: index,
+    };
+    const message =
+      `Cannot send a model request for session "${sessionId}": the outbound messages differ ` +
+      `from the log's derivation at message ${index} (outbound ${
+        outboundDigest.slice(0, 12)
+      }, derived ${derivedDigest.slice(0, 12)})`;
+    if (this.#ctx.mode !== "production") {
+      throw new TerretError("LogInvariantViolation", message, { details });
+    }
+    this.#ctx.logger.log("error", message, { code: "LogInvariantViolation", ...details });
+    this.#ctx.emit(InvariantViolated, { ...details, severity: "critical" });
+    return report;
+  }
+
+  normalize(type: string, payload: unknown): NormalizedPayload {
+    return normalizePayload(type, payload, {
+      scrubbers: this.#scrubbers.map((entry) => entry.fn),
+      maxBytes: this.#maxBytes,
+    });
+  }
+
+  registerScrubber(owner: Context, scrubber: Scrubber): Disposer {
+    if (typeof scrubber !== "function") {
+      throw new TypeError("Cannot register a scrubber: it must be a function");
+    }
+    return owner.effect(() => {
+      const entry = { fn: scrubber };
+      this.#scrubbers.push(entry);
+      return () => void this.#scrubbers.splice(this.#scrubbers.indexOf(entry) >>> 0, 1);
+    }, "sessions: scrubber");
+  }
+
+  registerEventType(owner: Context, type: EventDefinition, options: EventTypeOptions): Disposer {
+    if (!type.durable || type.mode !== "emit") {
+      throw new TypeError(
+        `Cannot register event type "${type.name}": declare it with mode "emit" and durable: true`,
+      );
+    }
+    if (this.#types.has(type.name)) {
+      throw new TypeError(`Cannot register event type "${type.name}": it is already registered`);
+    }
+    if (options.projection !== null && typeof options.projection !== "function") {
+      throw new TypeError(
+        `Cannot register event type "${type.name}": projection must be a function or null`,
+      );
+    }
+    return owner.effect(() => {
+      this.#types.set(type.name, type);
+      if (options.projection !== null) this.#projections.set(type.name, options.projection);
+      return () => {
+        this.#types.delete(type.name);
+        this.#projections.delete(type.name);
+      };
+    }, `sessions: event type ${type.name}`);
+  }
+
+  #draft(
+    sessionId: string,
+    type: string,
+    payload: unknown,
+    parent: string | null,
+    expect: EventDraft["expect"],
+  ): EventDraft {
+    const def = this.#types.get(type);
+    if (def === undefined) {
+      throw new TerretError(
+        "UnknownEventType",
+        `Cannot append ${
+          JSON.stringify(String(type))
+        } to session "${sessionId}": unknown event type ` +
+          "(a plugin adds one with sessions.registerEventType)",
+        { details: { type } },
+      );
+    }
+    const normalized = this.normalize(type, payload);
+    const checked = def.payload.safeParse(normalized.value);
+    if (!checked.success) {
+      const issues = checked.error.issues
+        .map((issue) => `${["payload", ...issue.path.map(String)].join(".")}: ${issue.message}`)
+        .join("; ");
+      throw new TerretError(
+        "InvalidPayload",
+        `Cannot append "${type}" to session "${sessionId}": the payload breaks its schema: ${issues}`,
+        { details: { type } },
+      );
+    }
+    return {
+      id: crypto.randomUUID(),
+      session_id: sessionId,
+      at: new Date().toISOString(),
+      type,
+      payload: normalized.value,
+      parent_id: parent,
+      payload_json: normalized.json,
+      expect,
+    };
+  }
+
+  #committed(event: SessionEvent): void {
+    this.#ctx.emit(SessionEventAppended, event);
+    const feeds = this.#feeds.get(event.session_id);
+    if (feeds !== undefined) { for (const feed of feeds) feed.push(event); }
+  }
+
+  async *#stream(
+    sessionId: string,
+    from: number,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<SessionEvent> {
+    const feed = new LiveFeed(this.#bufferLimit);
+    let feeds = this.#feeds.get(sessionId);
+    if (feeds === undefined) this.#feeds.set(sessionId, feeds = new Set());
+    feeds.add(feed);
+    let next = from;
+    let replay = true;
+    try {
+      while (!isAborted(signal) && !feed.closed) {
+        if (replay || feed.behind) {
+          feed.clear();
+          let page: SessionEvent[];
+          try {
+            page = await this.#store.read(sessionId, {
+              from_seq: next,
+              limit: REPLAY_PAGE,
+              ...signalOf(signal === undefined ? {} : { signal }),
+            });
+          } catch (error) {
+            if (isAborted(signal) || feed.closed) return;
+            throw error;
+          }
+          for (const event of page) {
+            if (event.seq !== next) continue;
+            yield event;
+            next++;
+          }
+          replay = page.length === REPLAY_PAGE;
+          continue;
+        }
+        const event = feed.shift();
+        if (event === undefined) {
+          await feed.wait(signal);
+        } else if (event.seq > next) {
+          feed.behind = true;
+        } else if (event.seq === next) {
+          yield event;
+          next++;
+        }
+      }
+    } finally {
+      feeds.delete(feed);
+      if (feeds.size === 0 && this.#feeds.get(sessionId) === feeds) this.#feeds.delete(sessionId);
+    }
+  }
+}
+
+function signalOf(options: SignalOptions): { signal?: AbortSignal } {
+  return options.signal === undefined ? {} : { signal: options.signal };
+}
+
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}

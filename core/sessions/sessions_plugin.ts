@@ -1,0 +1,44 @@
+/**
+ * The `sessions` plugin: mounts {@linkcode SessionLog} over whatever provides `session_store`.
+ *
+ * @module
+ */
+import { type Context, definePlugin, type Plugin } from "@terret/hames";
+import { z } from "zod";
+import { DEFAULT_MAX_PAYLOAD_BYTES } from "./normalize_payload.ts";
+import { SessionLog, SessionsKey } from "./session_log.ts";
+import { SessionStoreKey } from "./store.ts";
+
+/** The sessions plugin's config. */
+export interface SessionsConfig {
+  /** The payload size cap, in UTF-8 bytes of JSON. */
+  readonly max_payload_bytes: number;
+  /** Events a slow stream buffers before it catches up from the store instead. */
+  readonly stream_buffer_limit: number;
+}
+
+/** The sessions plugin's config schema. */
+export const sessionsConfig: z.ZodType<SessionsConfig> = z.object({
+  max_payload_bytes: z.number().int().min(1024).default(DEFAULT_MAX_PAYLOAD_BYTES).describe(
+    "Largest accepted event payload, in UTF-8 bytes of its JSON; a larger append is refused (PayloadTooLarge)",
+  ),
+  stream_buffer_limit: z.number().int().min(1).default(10_000).describe(
+    "Events a slow stream reader may buffer before it catches up from the store instead",
+  ),
+}) as z.ZodType<SessionsConfig>;
+
+/** Provides `sessions` over the mounted `session_store`. */
+export const sessionsPlugin: Plugin<SessionsConfig> = definePlugin({
+  name: "terret-sessions",
+  description: "The append-only session log over the session_store seam (row `sessions.store`).",
+  inject: [SessionStoreKey],
+  provides: [SessionsKey],
+  config: sessionsConfig,
+  apply(ctx: Context, config: SessionsConfig): void {
+    const log = new SessionLog(ctx, ctx.get(SessionStoreKey), {
+      maxPayloadBytes: config.max_payload_bytes,
+      streamBufferLimit: config.stream_buffer_limit,
+    });
+    ctx.provide(SessionsKey, log);
+  },
+});

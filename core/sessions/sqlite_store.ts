@@ -1,0 +1,384 @@
+/**
+ * The SQLite session store over `node:sqlite`: the embedded default. WAL, prepared statements,
+ * `UNIQUE(session_id, seq)`, seqs assigned inside the write transaction, and group commit.
+ *
+ * @module
+ */
+import { type Context, definePlugin, type Logger, type Plugin, TerretError } from "@terret/hames";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { setImmediate } from "node:timers";
+import { dirname, resolve } from "node:path";
+import { mkdirSync } from "node:fs";
+import { z } from "zod";
+import type { EventDraft, SessionEvent } from "./envelope.ts";
+import { GroupCommit, type Settled } from "./_group_commit.ts";
+import {
+  checkImport,
+  checkSignal,
+  CommitListeners,
+  readBounds,
+  sessionExists,
+  sessionNotFound,
+  storeClosed,
+} from "./_store_support.ts";
+import {
+  type CommitListener,
+  type SessionStore,
+  SessionStoreKey,
+  type StoreReadOptions,
+  type StoreStats,
+} from "./store.ts";
+
+/** Options for {@linkcode SqliteSessionStore.open}. */
+export interface SqliteStoreOptions {
+  /** The database file (created with its directory when missing), or `":memory:"`. */
+  readonly path: string;
+  /** `normal` (default: a commit survives a crash; the last ones may roll back on power loss) or `full`. */
+  readonly synchronous?: "normal" | "full";
+  /** The most events in one transaction (default 1000). */
+  readonly maxGroupEvents?: number;
+  /** The most payload bytes in one transaction (default 8 MiB). */
+  readonly maxGroupBytes?: number;
+  /** How long a write waits for another process's lock, in milliseconds (default 5000; it blocks). */
+  readonly busyTimeoutMs?: number;
+  /** Rows fetched per synchronous query when reading (default 5000; the loop runs between pages). */
+  readonly readPageSize?: number;
+  /** Where listener failures are reported. */
+  readonly logger?: Logger;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS session_events (
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  id TEXT NOT NULL,
+  at TEXT NOT NULL,
+  type TEXT NOT NULL,
+  parent_id TEXT,
+  payload TEXT NOT NULL,
+  UNIQUE (session_id, seq)
+);`;
+
+const COLUMNS = "seq, id, at, type, parent_id, payload";
+
+type Row = [number, string, string, string, string | null, string];
+
+/**
+ * A {@linkcode SessionStore} in one SQLite file.
+ *
+ * Several processes may share the file: every write is a `BEGIN IMMEDIATE` transaction that reads the session's
+ * head inside it, so two writers cannot collide (the live tail of `sessions.stream` only sees this process's
+ * appends). `node:sqlite` is synchronous: each group commit blocks the event loop for its duration, bounded by
+ * `maxGroupEvents`/`maxGroupBytes` and reported by {@linkcode SqliteSessionStore.stats}.
+ *
+ * @example
+ * ```ts
+ * import { SqliteSessionStore } from "@terret/core";
+ * const store = SqliteSessionStore.open({ path: ":memory:" });
+ * console.log(await store.head("nobody")); // 0
+ * await store.close();
+ * ```
+ */
+export class SqliteSessionStore implements SessionStore {
+  readonly kind = "sqlite";
+  readonly #path: string;
+  readonly #db: DatabaseSync;
+  readonly #insert: StatementSync;
+  readonly #head: StatementSync;
+  readonly #range: StatementSync;
+  readonly #rangeTyped: StatementSync;
+  readonly #list: StatementSync;
+  readonly #begin: StatementSync;
+  readonly #commitTx: StatementSync;
+  readonly #dataVersion: StatementSync;
+  /** Heads known as of `#version`; valid only while no other connection has committed. */
+  readonly #heads = new Map<string, number>();
+  #version = -1;
+  readonly #page: number;
+  readonly #listeners: CommitListeners;
+  readonly #group: GroupCommit<EventDraft, SessionEvent>;
+  #closing: Promise<void> | undefined;
+
+  private constructor(path: string, db: DatabaseSync, options: SqliteStoreOptions) {
+    this.#path = path;
+    this.#db = db;
+    this.#insert = db.prepare(
+      `INSERT INTO session_events (session_id, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.#head = db.prepare("SELECT max(seq) AS head FROM session_events WHERE session_id = ?");
+    const range =
+      `SELECT ${COLUMNS} FROM session_events WHERE session_id = ? AND seq >= ? AND seq <= ?`;
+    this.#range = db.prepare(`${range} ORDER BY seq LIMIT ?`);
+    this.#rangeTyped = db.prepare(
+      `${range} AND type IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?`,
+    );
+    returnArrays(this.#range);
+    returnArrays(this.#rangeTyped);
+    this.#list = db.prepare("SELECT DISTINCT session_id FROM session_events ORDER BY session_id");
+    this.#begin = db.prepare("BEGIN IMMEDIATE");
+    this.#commitTx = db.prepare("COMMIT");
+    this.#dataVersion = db.prepare("PRAGMA data_version");
+    this.#page = options.readPageSize ?? 5000;
+    this.#listeners = new CommitListeners((error) =>
+      options.logger?.log("error", "A session commit listener failed", { error })
+    );
+    this.#group = new GroupCommit((batch) => this.#commit(batch), {
+      maxItems: options.maxGroupEvents ?? 1000,
+      maxBytes: options.maxGroupBytes ?? 8 * 1024 * 1024,
+      sizeOf: (draft) => draft.payload_json.length,
+    });
+  }
+
+  /**
+   * Opens (creating) the database and its schema.
+   *
+   * @throws {TerretError} `StoreFailed` when the file cannot be opened or is not a Terret store
+   */
+  static open(options: SqliteStoreOptions): SqliteSessionStore {
+    const path = options.path === ":memory:" ? options.path : resolve(options.path);
+    try {
+      if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+      const db = new DatabaseSync(path);
+      db.exec(`PRAGMA busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
+      db.exec("PRAGMA journal_mode = WAL");
+      db.exec(`PRAGMA synchronous = ${options.synchronous === "full" ? "FULL" : "NORMAL"}`);
+      db.exec(SCHEMA);
+      return new SqliteSessionStore(path, db, options);
+    } catch (error) {
+      throw failed(`open the SQLite session store "${path}"`, error);
+    }
+  }
+
+  /** The database file. */
+  get path(): string {
+    return this.#path;
+  }
+
+  append(draft: EventDraft): Promise<SessionEvent> {
+    if (this.#closing !== undefined) return Promise.reject(storeClosed(this.kind));
+    return this.#group.submit(draft);
+  }
+
+  importSession(events: readonly SessionEvent[]): Promise<void> {
+    if (this.#closing !== undefined) return Promise.reject(storeClosed(this.kind));
+    const id = checkImport(events);
+    try {
+      this.#transaction(() => {
+        if (this.#headOf(id) > 0) throw sessionExists(id);
+        for (const event of events) {
+          this.#insert.run(
+            id,
+            event.seq,
+            event.id,
+            event.at,
+            event.type,
+            event.parent_id,
+            JSON.stringify(event.payload),
+          );
+        }
+      });
+    } catch (error) {
+      return Promise.reject(error instanceof TerretError ? error : failed(`import "${id}"`, error));
+    }
+    this.#heads.set(id, events.length);
+    for (const event of events) this.#listeners.notify(event);
+    return Promise.resolve();
+  }
+
+  async read(sessionId: string, options: StoreReadOptions = {}): Promise<SessionEvent[]> {
+    const { from, to, limit } = readBounds(options);
+    const types = options.types === undefined ? undefined : JSON.stringify(options.types);
+    const out: SessionEvent[] = [];
+    let next = from;
+    for (;;) {
+      if (this.#closing !== undefined) throw storeClosed(this.kind);
+      checkSignal(options.signal);
+      const want = Math.min(this.#page, limit - out.length);
+      const rows = (types === undefined
+        ? this.#range.all(sessionId, next, to, want)
+        : this.#rangeTyped.all(sessionId, next, to, types, want)) as unknown as Row[];
+      for (const row of rows) {
+        out.push({
+          id: row[1],
+          session_id: sessionId,
+          seq: row[0],
+          at: row[2],
+          type: row[3],
+          payload: JSON.parse(row[5]),
+          parent_id: row[4],
+        });
+      }
+      if (rows.length < want || out.length >= limit) {
+        return out;
+      }
+      next = rows[rows.length - 1]![0] + 1;
+      await new Promise((resume) =>
+        setImmediate(resume)
+      );
+    }
+  }
+
+  head(sessionId: string): Promise<number> {
+    if (this.#closing !== undefined) return Promise.reject(storeClosed(this.kind));
+    return Promise.resolve(this.#headOf(sessionId));
+  }
+
+  list(): Promise<string[]> {
+    if (this.#closing !== undefined) return Promise.reject(storeClosed(this.kind));
+    const rows = this.#list.all() as { session_id: string }[];
+    return Promise.resolve(rows.map((row) => row.session_id));
+  }
+
+  onCommit(listener: CommitListener): () => void {
+    return this.#listeners.add(listener);
+  }
+
+  stats(): StoreStats {
+    return this.#group.stats();
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await this.#group.drain();
+      this.#db.close();
+    })();
+    return this.#closing;
+  }
+
+  #headOf(id: string): number {
+    const row = this.#head.get(id) as { head: number | null } | undefined;
+    return row?.head ?? 0;
+  }
+
+  #transaction(body: () => void): void {
+    this.#begin.run();
+    try {
+      body();
+      this.#commitTx.run();
+    } catch (error) {
+      this.#heads.clear();
+      if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
+  /**
+   * The head of a session inside a write transaction. Heads are cached between transactions and trusted only while
+   * `PRAGMA data_version` says no other connection committed since (see `#syncVersion`); otherwise read again.
+   */
+  #headInTransaction(id: string): number {
+    let head = this.#heads.get(id);
+    if (head === undefined) {
+      head = this.#headOf(id);
+      this.#heads.set(id, head);
+    }
+    return head;
+  }
+
+  /** Forgets cached heads when another connection has committed since this one last looked. */
+  #syncVersion(): void {
+    const version = (this.#dataVersion.get() as { data_version: number }).data_version;
+    if (version !== this.#version) {
+      this.#heads.clear();
+      this.#version = version;
+    }
+  }
+
+  /** One group, one transaction: heads are read inside it, so seqs cannot collide with another writer. */
+  #commit(batch: readonly EventDraft[]): Settled<SessionEvent>[] {
+    const outcomes: Settled<SessionEvent>[] = [];
+    const committed: SessionEvent[] = [];
+    try {
+      this.#transaction(() => {
+        this.#syncVersion();
+        const heads = new Map<string, number>();
+        for (const draft of batch) {
+          const head = heads.get(draft.session_id) ?? this.#headInTransaction(draft.session_id);
+          heads.set(draft.session_id, head);
+          if (draft.expect === "new" && head > 0) {
+            outcomes.push({ ok: false, error: sessionExists(draft.session_id) });
+            continue;
+          }
+          if (draft.expect === "existing" && head === 0) {
+            outcomes.push({ ok: false, error: sessionNotFound(draft.session_id) });
+            continue;
+          }
+          const seq = head + 1;
+          this.#insert.run(
+            draft.session_id,
+            seq,
+            draft.id,
+            draft.at,
+            draft.type,
+            draft.parent_id,
+            draft.payload_json,
+          );
+          heads.set(draft.session_id, seq);
+          this.#heads.set(draft.session_id, seq);
+          const event: SessionEvent = {
+            id: draft.id,
+            session_id: draft.session_id,
+            seq,
+            at: draft.at,
+            type: draft.type,
+            payload: draft.payload,
+            parent_id: draft.parent_id,
+          };
+          committed.push(event);
+          outcomes.push({ ok: true, value: event });
+        }
+      });
+    } catch (error) {
+      throw failed(`append to the SQLite session store "${this.#path}"`, error);
+    }
+    for (const event of committed) this.#listeners.notify(event);
+    return outcomes;
+  }
+}
+
+/** `setReturnArrays` exists in Deno's node:sqlite (PROTOCOLS.md §4.3) but not in its type declarations. */
+function returnArrays(statement: StatementSync): void {
+  (statement as unknown as { setReturnArrays(enabled: boolean): void }).setReturnArrays(true);
+}
+
+function failed(action: string, error: unknown): TerretError {
+  const message = error instanceof Error ? error.message : String(error);
+  return new TerretError("StoreFailed", `Cannot ${action}: ${message}`, { cause: error });
+}
+
+/** The SQLite store's config. */
+export interface SqliteStoreConfig {
+  /** The database file. */
+  readonly path: string;
+  /** The `synchronous` pragma. */
+  readonly synchronous: "normal" | "full";
+}
+
+/** The SQLite store's config schema. */
+export const sqliteStoreConfig: z.ZodType<SqliteStoreConfig> = z.object({
+  path: z.string().min(1).describe(
+    "Database file (created with its directory when missing; -wal and -shm files sit beside it). The host " +
+      "needs --allow-read and --allow-write for this file's directory; `trt permissions` derives them from it.",
+  ),
+  synchronous: z.enum(["normal", "full"]).default("normal").describe(
+    "normal: a commit survives a crash, the latest may roll back on power loss; full: fsync every commit",
+  ),
+}) as z.ZodType<SqliteStoreConfig>;
+
+/** Mounts a {@linkcode SqliteSessionStore} as `session_store` (config row `sessions.store`). */
+export const sqliteStorePlugin: Plugin<SqliteStoreConfig> = definePlugin({
+  name: "terret-store-sqlite",
+  description:
+    "Session store in one SQLite file (node:sqlite, WAL, group commit): the embedded default.",
+  provides: [SessionStoreKey],
+  config: sqliteStoreConfig,
+  apply(ctx: Context, config: SqliteStoreConfig): void {
+    const store = SqliteSessionStore.open({
+      path: config.path,
+      synchronous: config.synchronous,
+      logger: ctx.logger,
+    });
+    ctx.effect(() => () => store.close(), "close sqlite store");
+    ctx.provide(SessionStoreKey, store);
+  },
+});

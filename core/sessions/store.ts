@@ -1,0 +1,83 @@
+/**
+ * The `session_store` seam: where session events are made durable. Stores are plugins (memory, JSONL, SQLite)
+ * mounted as the `sessions.store` row; the sessions service is their only writer.
+ *
+ * @module
+ */
+import { defineService, type ServiceKey } from "@terret/hames";
+import type { EventDraft, SessionEvent } from "./envelope.ts";
+
+/** Options for {@linkcode SessionStore.read}. */
+export interface StoreReadOptions {
+  /** The first seq returned (default 1). */
+  readonly from_seq?: number;
+  /** The last seq returned (default: the head). */
+  readonly to_seq?: number;
+  /** At most this many events. */
+  readonly limit?: number;
+  /** Only events of these types (seqs keep their gaps). */
+  readonly types?: readonly string[];
+  /** Aborts the read (rejecting with the signal's reason). */
+  readonly signal?: AbortSignal;
+}
+
+/** How a store's group commit has behaved: the figures the benchmark reports. */
+export interface StoreStats {
+  /** Write transactions (groups) committed. */
+  readonly groups: number;
+  /** Events committed. */
+  readonly events: number;
+  /** The largest group, in events. */
+  readonly max_group_events: number;
+  /** The longest time one group blocked the event loop, in milliseconds. */
+  readonly max_block_ms: number;
+  /** The total time groups blocked the event loop, in milliseconds. */
+  readonly total_block_ms: number;
+}
+
+/** Called synchronously for every event right after it is durable. */
+export type CommitListener = (event: SessionEvent) => void;
+
+/**
+ * A session store.
+ *
+ * Contract:
+ * - `append` assigns `seq` inside the write (transaction) that makes the event durable, so seqs per session are
+ *   unique and contiguous from 1 whatever the concurrency; it resolves only once the event is durable (it
+ *   survives the process being killed) and rejects with a `TerretError` otherwise (`SessionNotFound` for an
+ *   `existing` draft of an unknown session, `SessionExists` for a `new` draft of a known one, `StoreClosed`,
+ *   or the store's own failure), in which case nothing was appended.
+ * - Commit listeners are called synchronously, once per durable event, in seq order per session, before the
+ *   append resolves; a throwing listener is the store's to isolate, never the appender's failure.
+ * - `importSession` writes a whole new session (seqs 1..n, contiguous) atomically, or nothing.
+ * - `read` returns events ascending by seq, never a torn or partial event; it reflects every append that has
+ *   resolved.
+ * - `close` waits for pending appends, then releases the store; everything after it rejects `StoreClosed`.
+ * - A store never rewrites or removes an event.
+ */
+export interface SessionStore {
+  /** The store kind (`"memory"`, `"jsonl"`, `"sqlite"`). */
+  readonly kind: string;
+  /** Makes one event durable, assigning its seq. */
+  append(draft: EventDraft): Promise<SessionEvent>;
+  /** Writes a whole new session at once (a fork); refuses with `SessionExists` when it has events. */
+  importSession(events: readonly SessionEvent[]): Promise<void>;
+  /** Reads a session's events ascending by seq (empty for an unknown session). */
+  read(sessionId: string, options?: StoreReadOptions): Promise<SessionEvent[]>;
+  /** The highest seq of a session (0 when it has none). */
+  head(sessionId: string, options?: { readonly signal?: AbortSignal }): Promise<number>;
+  /** Every session id the store holds, sorted. */
+  list(options?: { readonly signal?: AbortSignal }): Promise<string[]>;
+  /** Registers a commit listener; returns its remover. */
+  onCommit(listener: CommitListener): () => void;
+  /** Group-commit figures since the store opened. */
+  stats(): StoreStats;
+  /** Flushes pending appends and releases the store (idempotent). */
+  close(): Promise<void>;
+}
+
+/** The persistence seam's service key. */
+export const SessionStoreKey: ServiceKey<SessionStore> = defineService<SessionStore>(
+  "session_store",
+  "Makes session events durable (memory, JSONL or SQLite)",
+);

@@ -1,0 +1,151 @@
+/**
+ * The only two places in Terret where a process is created. Each first hands the argv to `sandbox.wrap` and then
+ * starts exactly the wrapped command (argv, cwd and env), so no spawn path can bypass the sandbox.
+ *
+ * @module
+ */
+import { TerretError } from "@terret/hames";
+import type { Sandbox, WrappedCommand } from "@terret/core";
+import type { IPty } from "@lydell/node-pty";
+
+/** Options of {@linkcode launchPiped}. */
+export interface PipedLaunch {
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly stdin: "piped" | "null";
+  readonly stderr: "piped" | "null";
+}
+
+/** Options of {@linkcode launchPty}. */
+export interface PtyLaunch {
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly cols: number;
+  readonly rows: number;
+}
+
+/** A piped child and the command it was started from. */
+export interface LaunchedChild {
+  readonly child: Deno.ChildProcess;
+  readonly wrapped: WrappedCommand;
+}
+
+/** A pty child and the command it was started from. */
+export interface LaunchedPty {
+  readonly pty: IPty;
+  readonly wrapped: WrappedCommand;
+}
+
+/**
+ * Wraps `argv` (tty: false) and starts the wrapped command detached (its own session and process group) with a
+ * cleared environment and piped stdout.
+ */
+export async function launchPiped(
+  sandbox: Sandbox,
+  argv: readonly string[],
+  options: PipedLaunch,
+): Promise<LaunchedChild> {
+  const wrapped = await wrap(sandbox, argv, { cwd: options.cwd, env: options.env, tty: false });
+  const [program, ...args] = wrapped.argv as [string, ...string[]];
+  try {
+    const child = new Deno.Command(program, {
+      args,
+      cwd: wrapped.cwd,
+      env: { ...wrapped.env },
+      clearEnv: true,
+      detached: true,
+      stdin: options.stdin,
+      stdout: "piped",
+      stderr: options.stderr,
+    }).spawn();
+    return { child, wrapped };
+  } catch (error) {
+    throw spawnFailed(argv, error);
+  }
+}
+
+/**
+ * Wraps `argv` (tty: true) and starts the wrapped command on a new pseudo-terminal (node-pty, loaded on first
+ * use); the child is a session leader. `TERM` defaults to `xterm-256color`.
+ */
+export async function launchPty(
+  sandbox: Sandbox,
+  argv: readonly string[],
+  options: PtyLaunch,
+): Promise<LaunchedPty> {
+  const wrapped = await wrap(sandbox, argv, { cwd: options.cwd, env: options.env, tty: true });
+  const [program, ...args] = wrapped.argv as [string, ...string[]];
+  // forkpty cannot report a failed exec (the child just exits 1), so look the program up first.
+  if (!(await findProgram(program, wrapped.env.PATH ?? "", wrapped.cwd))) {
+    throw spawnFailed(argv, new Error(`"${program}" is not an executable file on PATH`));
+  }
+  const nodePty = await loadNodePty();
+  try {
+    const pty = nodePty.spawn(program, args, {
+      name: wrapped.env.TERM ?? "xterm-256color",
+      cols: options.cols,
+      rows: options.rows,
+      cwd: wrapped.cwd,
+      env: { ...wrapped.env },
+    });
+    return { pty, wrapped };
+  } catch (error) {
+    throw spawnFailed(argv, error);
+  }
+}
+
+async function wrap(
+  sandbox: Sandbox,
+  argv: readonly string[],
+  options: { cwd: string; env: Readonly<Record<string, string>>; tty: boolean },
+): Promise<WrappedCommand> {
+  if (argv.length === 0 || argv.some((arg) => typeof arg !== "string")) {
+    throw new TypeError("Cannot spawn: argv must be a non-empty list of strings");
+  }
+  const wrapped = await sandbox.wrap(argv, options);
+  if (wrapped.argv.length === 0) {
+    throw new TypeError(
+      `Cannot spawn "${argv[0]}": sandbox "${sandbox.name}" returned an empty argv`,
+    );
+  }
+  return wrapped;
+}
+
+function spawnFailed(argv: readonly string[], error: unknown): TerretError {
+  return new TerretError(
+    "SpawnFailed",
+    `Cannot spawn "${argv[0]}": ${error instanceof Error ? error.message : String(error)}`,
+    { cause: error },
+  );
+}
+
+async function findProgram(program: string, path: string, cwd: string): Promise<boolean> {
+  const candidates = program.includes("/")
+    ? [program.startsWith("/") ? program : `${cwd}/${program}`]
+    : path.split(":").filter((dir) => dir !== "").map((dir) => `${dir}/${program}`);
+  for (const candidate of candidates) {
+    try {
+      const info = await Deno.stat(candidate);
+      if (info.isFile && ((info.mode ?? 0o111) & 0o111) !== 0) return true;
+    } catch {
+      // not here
+    }
+  }
+  return false;
+}
+
+type NodePty = typeof import("@lydell/node-pty");
+
+async function loadNodePty(): Promise<NodePty> {
+  try {
+    return await import("@lydell/node-pty");
+  } catch (error) {
+    throw new TerretError(
+      "SpawnFailed",
+      `Cannot load node-pty: ${
+        (error as Error).message
+      } (it needs --allow-ffi and unscoped --allow-read)`,
+      { cause: error },
+    );
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * Test fixtures for the process seams: a context with a workspace over a temp dir, a sandbox, and the process
+ * rows; a recording sandbox; and process-table probes. Not exported from the package.
+ *
+ * @module
+ */
+import {
+  createContext,
+  definePlugin,
+  type Plugin,
+  type PluginLike,
+  TerretError,
+} from "@terret/hames";
+import { Loader, type Row } from "@terret/hames";
+import type { Context } from "@terret/hames";
+import { type Sandbox, SandboxKey, WorkspaceKey, type WrapOptions } from "@terret/core";
+import { workspacePlugin } from "../workspace.ts";
+import { noneSandboxPlugin } from "../sandbox/none.ts";
+import { isInside } from "../paths.ts";
+
+/** A mounted execution world over a temp workspace. */
+export interface World extends AsyncDisposable {
+  readonly ctx: Context;
+  readonly loader: Loader;
+  /** The workspace directory (a real path). */
+  readonly dir: string;
+}
+
+/** Options of {@linkcode mountWorld}. */
+export interface WorldOptions {
+  /** The sandbox row's plugin and config (default: `none`). */
+  readonly sandbox?: { readonly plugin: PluginLike; readonly config?: unknown };
+  /** Further rows (subprocess, shell, terminals) in any order. */
+  readonly rows: readonly Row[];
+}
+
+/** Mounts `workspace` (a fresh temp dir), a sandbox and `rows`; disposing tears all down and removes the dir. */
+export async function mountWorld(options: WorldOptions): Promise<World> {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-procs-" }));
+  const ctx = createContext({ mode: "test" });
+  const loader = new Loader(ctx);
+  const sandbox = options.sandbox ?? {
+    plugin: noneSandboxPlugin,
+    config: { acknowledge_unsandboxed: true },
+  };
+  try {
+    await loader.load([
+      { id: "workspace", plugin: workspacePlugin, config: { dirs: [dir] } },
+      { id: "sandbox", plugin: sandbox.plugin, config: sandbox.config },
+      ...options.rows,
+    ]);
+  } catch (error) {
+    await ctx.dispose();
+    await Deno.remove(dir, { recursive: true });
+    throw error;
+  }
+  return {
+    ctx,
+    loader,
+    dir,
+    async [Symbol.asyncDispose]() {
+      await ctx.dispose();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+/** One call the recording sandbox saw. */
+export interface WrapCall {
+  readonly argv: readonly string[];
+  readonly cwd: string;
+  readonly tty: boolean;
+}
+
+/**
+ * A sandbox that records every `wrap` and marks what it wraps: the host argv becomes
+ * `env SANDBOX_MARK=recorder <argv>`, so a child can prove it was started from the wrapped command. It refuses a
+ * cwd outside the workspace like every provider. With `hooked`, wrapped commands carry a `signal` hook that
+ * records `"<argv[0]>:<signal>"`.
+ */
+export function recordingSandbox(calls: WrapCall[], hooked?: string[]): Plugin<unknown> {
+  return definePlugin({
+    name: "sandbox-recording",
+    inject: [WorkspaceKey],
+    provides: [SandboxKey],
+    apply(ctx) {
+      const workspace = ctx.get(WorkspaceKey);
+      const sandbox: Sandbox = {
+        name: "recording",
+        isolated: false,
+        workspaceReady: () => Promise.resolve(),
+        wrap(argv: readonly string[], options: WrapOptions) {
+          calls.push({ argv: [...argv], cwd: options.cwd, tty: options.tty ?? false });
+          if (!workspace.dirs.some((dir) => isInside(options.cwd, dir))) {
+            return Promise.reject(new TerretError("Denied", `Cannot run in "${options.cwd}"`));
+          }
+          const wrapped = {
+            argv: ["env", "SANDBOX_MARK=recorder", ...argv],
+            cwd: options.cwd,
+            env: { ...options.env },
+          };
+          if (hooked === undefined) return Promise.resolve(wrapped);
+          return Promise.resolve({
+            ...wrapped,
+            signal: (signal: string) => {
+              hooked.push(`${argv[0]}:${signal}`);
+              return Promise.resolve();
+            },
+          });
+        },
+      };
+      ctx.provide(SandboxKey, sandbox);
+    },
+  });
+}
+
+/** The pids of live (not zombie) processes whose process group is `pgid`, from `ps`. */
+export async function liveInGroup(pgid: number): Promise<number[]> {
+  const rows = await psRows();
+  return rows.filter((row) => row.pgid === pgid && !row.stat.startsWith("Z")).map((row) => row.pid);
+}
+
+/** The subset of `pids` that are alive (not zombies), from `ps`. */
+export async function liveOf(pids: readonly number[]): Promise<number[]> {
+  const rows = await psRows();
+  return rows.filter((row) => pids.includes(row.pid) && !row.stat.startsWith("Z")).map((row) =>
+    row.pid
+  );
+}
+
+async function psRows(): Promise<{ pid: number; pgid: number; stat: string }[]> {
+  const output = await new Deno.Command("ps", {
+    args: ["-e", "-o", "pid=,pgid=,stat="],
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  return new TextDecoder().decode(output.stdout).trim().split("\n").map((line) => {
+    const [pid, pgid, stat] = line.trim().split(/\s+/);
+    return { pid: Number(pid), pgid: Number(pgid), stat: stat ?? "" };
+  });
+}
+
+/** Waits until `check` returns true, polling every 10 ms; fails after `ms` (a deadline, not a timing claim). */
+export async function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  ms = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

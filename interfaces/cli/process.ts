@@ -1,0 +1,43 @@
+/**
+ * Runs `trt` as this process: its arguments, standard streams, environment and working directory, with SIGINT and
+ * SIGTERM wired to a graceful stop, then exits with the verb's code.
+ *
+ * @module
+ */
+import { COMPOSITION_CHECKS, type DoctorCheck } from "@terret/terret";
+import { runTrt } from "./trt.ts";
+
+/**
+ * The doctor checks `trt` runs, in order. The execution world appends its sandbox check here (an `atServe` check,
+ * so `serve` also says when no isolating provider works on this machine and which row to patch).
+ */
+export const TRT_CHECKS: readonly DoctorCheck[] = [...COMPOSITION_CHECKS];
+
+/** Runs `trt` with `Deno.args` and exits the process with its code. */
+export async function runTrtProcess(): Promise<never> {
+  const encoder = new TextEncoder();
+  const write = (stream: { writeSync(bytes: Uint8Array): number }) => (text: string): void => {
+    const bytes = encoder.encode(text);
+    let offset = 0;
+    while (offset < bytes.length) offset += stream.writeSync(bytes.subarray(offset));
+  };
+  const stop = new AbortController();
+  const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+  const onSignal = (): void => stop.abort();
+  for (const signal of signals) Deno.addSignalListener(signal, onSignal);
+  let code: number;
+  try {
+    code = await runTrt(Deno.args, {
+      stdout: write(Deno.stdout),
+      stderr: write(Deno.stderr),
+      env: { get: (name) => Deno.env.get(name) },
+      cwd: Deno.cwd(),
+      signal: stop.signal,
+    }, { checks: TRT_CHECKS });
+  } catch (error) {
+    write(Deno.stderr)(`trt: internal error: ${(error as Error)?.stack ?? String(error)}\n`);
+    code = 1;
+  }
+  for (const signal of signals) Deno.removeSignalListener(signal, onSignal);
+  Deno.exit(code);
+}

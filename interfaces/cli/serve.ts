@@ -1,0 +1,186 @@
+/**
+ * `trt serve`: boot the profile and keep it up until the stop signal, then dispose the context. With `--scoped`,
+ * re-run this program under the profile's least-privilege permissions plus `--no-prompt`, forwarding its output
+ * and the stop signal.
+ *
+ * @module
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  bootResolved,
+  type DoctorFinding,
+  permissionFlags,
+  type PreparedRow,
+  type ResolvedProfile,
+} from "@terret/terret";
+import { profilePlan } from "./inspect.ts";
+import type { VerbContext } from "./trt.ts";
+
+/** `trt serve`. */
+export async function serveVerb(context: VerbContext): Promise<number> {
+  const resolved = await context.resolve();
+  if (context.args.booleans.has("scoped")) return await serveScoped(context, resolved);
+  const { io } = context;
+  const booted = await bootResolved(resolved, {
+    ...context.resolveOptions,
+    allowConfigCode: context.allowConfigCode,
+  });
+  try {
+    await reportAtServe(context, resolved, [...booted.rows]);
+    const mounted = booted.rows.map((row) => row.composed.id);
+    const disabled = resolved.rows.filter((row) => row.disabled).map((row) => row.id);
+    const where = resolved.profile.template ? "shipped template" : resolved.profile.file;
+    io.stdout(
+      `trt serve: booted profile "${resolved.profile.name}" (${where}): ${mounted.length} of ${resolved.rows.length} rows mounted${
+        mounted.length > 0 ? ` (${mounted.join(", ")})` : ""
+      }\n`,
+    );
+    if (disabled.length > 0) io.stdout(`trt serve: disabled rows: ${disabled.join(", ")}\n`);
+    io.stdout(`trt serve: ${interfaceLine(resolved, mounted)}\n`);
+    io.stdout("trt serve: running until SIGINT or SIGTERM\n");
+    await stopped(io.signal);
+  } finally {
+    await booted.dispose();
+  }
+  io.stdout("trt serve: stopped\n");
+  return 0;
+}
+
+function interfaceLine(resolved: ResolvedProfile, mounted: readonly string[]): string {
+  const interfaces = mounted.filter((id) => id.startsWith("interfaces."));
+  if (interfaces.length > 0) return `serving through ${interfaces.join(", ")}`;
+  const off = resolved.rows.filter((row) => row.id.startsWith("interfaces.") && row.disabled);
+  const hint = off.length > 0
+    ? ` (${off.map((row) => `"${row.id}"`).join(", ")} ${
+      off.length === 1 ? "is" : "are"
+    } disabled; enable ${
+      off.length === 1 ? "it" : "one"
+    } with a patch once its plugin is available)`
+    : " (no interfaces.* row in the profile)";
+  return `no interface row is mounted, so nothing is served${hint}`;
+}
+
+/** Runs the `atServe` doctor checks against the booted rows and prints their warnings and errors. */
+async function reportAtServe(
+  context: VerbContext,
+  resolved: ResolvedProfile,
+  prepared: PreparedRow[],
+): Promise<void> {
+  const findings: DoctorFinding[] = [];
+  for (const check of context.checks.filter((candidate) => candidate.atServe === true)) {
+    try {
+      findings.push(
+        ...await check.run({
+          resolved,
+          env: context.io.env,
+          allowConfigCode: context.allowConfigCode,
+          prepared,
+        }),
+      );
+    } catch (error) {
+      findings.push({
+        level: "error",
+        check: check.name,
+        message: `the check failed: ${(error as Error).message}`,
+      });
+    }
+  }
+  for (const finding of findings) {
+    if (finding.level !== "warning" && finding.level !== "error") continue;
+    context.io.stderr(`trt serve: ${finding.level}: ${finding.check}: ${finding.message}\n`);
+  }
+}
+
+function stopped(signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return new Promise(() => {});
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) =>
+    signal.addEventListener("abort", () => resolve(), { once: true })
+  );
+}
+
+/** `trt serve --scoped`: re-run under exactly the planned permissions plus `--no-prompt`. */
+async function serveScoped(context: VerbContext, resolved: ResolvedProfile): Promise<number> {
+  const { io } = context;
+  const flags = [...permissionFlags(await profilePlan(context, resolved)), "--no-prompt"];
+  const self = context.options.self ?? { execPath: Deno.execPath(), mainModule: Deno.mainModule };
+  const config = await findConfig(self.mainModule);
+  const profile = context.profile.includes("/") || /\.ya?ml$/.test(context.profile)
+    ? resolved.profile.file
+    : context.profile;
+  const args = [
+    "run",
+    ...flags,
+    ...(config === undefined ? [] : ["--config", config]),
+    self.mainModule,
+    "serve",
+    "--profile",
+    profile,
+    "--home",
+    resolved.home,
+    ...resolved.layers.filter((layer) => layer.name === "--patch").flatMap((layer) => [
+      "--patch",
+      layer.file,
+    ]),
+    ...(context.allowConfigCode ? ["--allow-config-code"] : []),
+  ];
+  io.stderr(`trt serve: re-running under scoped permissions: ${flags.join(" ")}\n`);
+  const child = new Deno.Command(self.execPath, {
+    args,
+    cwd: io.cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const forward = (): void => {
+    try {
+      child.kill("SIGTERM");
+    } catch {
+      // Already exited.
+    }
+  };
+  io.signal?.addEventListener("abort", forward, { once: true });
+  if (io.signal?.aborted) forward();
+  try {
+    const [status] = await Promise.all([
+      child.status,
+      pump(child.stdout, io.stdout),
+      pump(child.stderr, io.stderr),
+    ]);
+    return status.code;
+  } finally {
+    io.signal?.removeEventListener("abort", forward);
+  }
+}
+
+async function pump(
+  stream: ReadableStream<Uint8Array>,
+  write: (text: string) => void,
+): Promise<void> {
+  const decoder = new TextDecoder();
+  for await (const chunk of stream) write(decoder.decode(chunk, { stream: true }));
+  const tail = decoder.decode();
+  if (tail !== "") write(tail);
+}
+
+/**
+ * The config governing a local main module, so the child resolves imports as this process did: the outermost
+ * `deno.json` declaring a workspace above it, else the nearest `deno.json`.
+ */
+async function findConfig(mainModule: string): Promise<string | undefined> {
+  if (!mainModule.startsWith("file:")) return undefined;
+  let nearest: string | undefined;
+  let workspace: string | undefined;
+  for (let dir = dirname(fileURLToPath(mainModule));; dir = dirname(dir)) {
+    const file = join(dir, "deno.json");
+    try {
+      const text = await Deno.readTextFile(file);
+      nearest ??= file;
+      if (/"workspace"\s*:/.test(text)) workspace = file;
+    } catch {
+      // No config here; keep walking up.
+    }
+    if (dirname(dir) === dir) return workspace ?? nearest;
+  }
+}

@@ -1,0 +1,235 @@
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { runTrt, type TrtIo } from "./mod.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const GREETINGS = fileURLToPath(
+  new URL("../../tests/fixtures/composition/bundles/greetings.yml", import.meta.url),
+);
+const FIXTURE_BUNDLES = new URL("../../tests/fixtures/composition/bundles/", import.meta.url);
+
+interface Captured extends TrtIo {
+  readonly out: string[];
+  readonly err: string[];
+}
+
+function io(env: Record<string, string> = {}, cwd = ROOT): Captured {
+  const out: string[] = [];
+  const err: string[] = [];
+  return {
+    out,
+    err,
+    stdout: (text) => void out.push(text),
+    stderr: (text) => void err.push(text),
+    env: { get: (name) => env[name] },
+    cwd,
+  };
+}
+
+async function tempHome(files: Record<string, string>): Promise<{ dir: string } & AsyncDisposable> {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-trt-" }));
+  for (const [path, text] of Object.entries(files)) {
+    await Deno.mkdir(`${dir}/${path}`.replace(/\/[^/]+$/, ""), { recursive: true });
+    await Deno.writeTextFile(`${dir}/${path}`, text);
+  }
+  return { dir, [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }) };
+}
+
+async function trt(args: string[], captured: Captured): Promise<[number, string, string]> {
+  const code = await runTrt(args, captured, { bundleDirs: [FIXTURE_BUNDLES] });
+  return [code, captured.out.join(""), captured.err.join("")];
+}
+
+Deno.test("trt without a verb, with an unknown verb or flag, or a missing value exits 2 with one clear line", async () => {
+  const [none, , noneErr] = await trt([], io());
+  assert.equal(none, 2);
+  assert.equal(noneErr.split("\n")[0], "Usage: trt <verb> [flags]");
+  assert.deepStrictEqual(await trt(["frob"], io()), [
+    2,
+    "",
+    'trt: unknown verb "frob" (verbs: serve, dump-config, doctor, permissions, acp; see trt --help)\n',
+  ]);
+  assert.deepStrictEqual(await trt(["doctor", "--verbose"], io()), [
+    2,
+    "",
+    'trt doctor: unknown flag "--verbose" (see trt doctor --help)\n',
+  ]);
+  assert.deepStrictEqual(await trt(["dump-config", "--profile"], io()), [
+    2,
+    "",
+    'trt dump-config: flag "--profile" needs a value (NAME|PATH) (see trt dump-config --help)\n',
+  ]);
+  assert.deepStrictEqual(await trt(["serve", "--scoped=yes"], io()), [
+    2,
+    "",
+    'trt serve: flag "--scoped" takes no value (see trt serve --help)\n',
+  ]);
+  assert.deepStrictEqual(await trt(["permissions", "extra"], io()), [
+    2,
+    "",
+    'trt permissions: unexpected argument "extra" (see trt permissions --help)\n',
+  ]);
+});
+
+Deno.test("every verb has --help; acp says it is not available yet and exits 2", async () => {
+  for (const verb of ["serve", "dump-config", "doctor", "permissions", "acp"]) {
+    const [code, out, err] = await trt([verb, "--help"], io());
+    assert.equal(code, 0);
+    assert.equal(out.split("\n")[0], `Usage: trt ${verb} [flags]`);
+    assert.equal(err, "");
+  }
+  assert.deepStrictEqual(await trt(["acp"], io()), [
+    2,
+    "",
+    "trt acp: not available yet (the ACP interface has not landed)\n",
+  ]);
+});
+
+Deno.test("trt permissions prints the headless profile's flags: only what trt needs while every row is disabled", async () => {
+  await using home = await tempHome({});
+  const [code, out, err] = await trt(["permissions"], io({ TERRET_HOME: home.dir }));
+  assert.equal(err, "");
+  assert.equal(code, 0);
+  assert.equal(
+    out,
+    `--allow-read=${ROOT}bundles/base.yml,${ROOT}bundles/profiles/headless\n--ignore-env=LOG_STREAM,LOG_TOKENS\n`,
+  );
+  const [, json] = await trt(["permissions", "--json", "--home", home.dir], io());
+  assert.deepStrictEqual(JSON.parse(json).grants.read, {
+    unscoped: false,
+    unscopedBy: [],
+    scopes: [`${ROOT}bundles/base.yml`, `${ROOT}bundles/profiles/headless`],
+    by: { [`${ROOT}bundles/base.yml`]: ["trt"], [`${ROOT}bundles/profiles/headless`]: ["trt"] },
+  });
+});
+
+Deno.test("bad config from a user is one clear message naming file, row and key, exit 2, no stack trace", async () => {
+  await using home = await tempHome({
+    "profiles/dev/profile.yml": `bundles:\n  - greetings\n`,
+    "syntax.yml": "rows:\n  - id: greeter\n    config: { greeting: [hi }\n",
+    "type.yml": "rows:\n  - id: greeter\n    config:\n      greeting: hi\n      port: eighty\n",
+    "missing.yml": "rows:\n  - id: greeter\n    config: { port: 80 }\n",
+    "unknown.yml": "rows:\n  - id: greeterr\n    config: { greeting: hi }\n",
+  });
+  const cases: [string, string][] = [
+    [
+      "syntax.yml",
+      `Cannot read "${home.dir}/syntax.yml": line 3, column 29: Flow sequence in block collection must be sufficiently indented and end with a ]`,
+    ],
+    [
+      "type.yml",
+      `Cannot configure row "greeter" (config set by --patch "${home.dir}/type.yml" line 5): config.port: expected number, received string`,
+    ],
+    [
+      "missing.yml",
+      `Cannot configure row "greeter" (config set by --patch "${home.dir}/missing.yml" line 3): config.greeting: expected string, received undefined`,
+    ],
+    [
+      "unknown.yml",
+      `Cannot apply row "greeterr" from --patch "${home.dir}/unknown.yml" line 2: no earlier layer has a row with this id (known: greeter, shouter); to insert a new row, give it a plugin`,
+    ],
+  ];
+  for (const verb of ["serve", "dump-config", "permissions"]) {
+    for (const [patch, message] of cases) {
+      if (verb === "dump-config" && patch !== "syntax.yml" && patch !== "unknown.yml") continue;
+      const captured = io({}, home.dir);
+      const result = await trt(
+        [verb, "--home", home.dir, "--profile", "dev", "--patch", patch],
+        captured,
+      );
+      assert.deepStrictEqual(result, [2, "", `trt ${verb}: ${message}\n`]);
+    }
+  }
+});
+
+Deno.test("trt dump-config prints the annotated tree and trt doctor reports a clean profile", async () => {
+  await using home = await tempHome({
+    "profiles/dev/profile.yml": `bundles:\n  - greetings\n`,
+    "patch.yml": "rows:\n  - id: greeter\n    config: { greeting: !env GREETING }\n",
+  });
+  const [code, out] = await trt(["dump-config", "--home", home.dir, "--profile", "dev"], io());
+  assert.equal(code, 0);
+  assert.deepStrictEqual(out.split("\n").filter((line) => line.startsWith("  #")), [
+    `  # greeter: set by bundle greetings (${GREETINGS}:7); config by home patch (${home.dir}/patch.yml:2)`,
+    `  # shouter: set by bundle greetings (${GREETINGS}:11)`,
+  ]);
+  assert.equal(out.includes("greeting: !env GREETING\n"), true);
+  const clean = await trt(
+    ["doctor", "--home", home.dir, "--profile", "dev"],
+    io({ GREETING: "hi" }),
+  );
+  assert.deepStrictEqual(clean, [
+    0,
+    [
+      `profile "dev" (${home.dir}/profiles/dev/profile.yml)`,
+      "ok     rows greeter: ok (greeter)",
+      "ok     rows shouter: ok (shouter)",
+      "ok     permissions: every grant is scoped",
+      "",
+    ].join("\n"),
+    "trt doctor: no errors, 0 warnings\n",
+  ]);
+  const [failing, report, summary] = await trt(
+    ["doctor", "--home", home.dir, "--profile", "dev"],
+    io(),
+  );
+  assert.equal(failing, 2);
+  assert.equal(
+    report.split("\n")[1],
+    `error  rows greeter: Cannot resolve "!env GREETING" at row "greeter" key "config.greeting" (home patch "${home.dir}/patch.yml" line 2): the variable is not set`,
+  );
+  assert.equal(summary, "trt doctor: 1 error, 0 warnings\n");
+});
+
+Deno.test("trt serve boots, says no interface row is mounted, and disposes the context when stopped", async () => {
+  await using home = await tempHome({ "profiles/dev/profile.yml": `bundles:\n  - greetings\n` });
+  const stop = new AbortController();
+  const captured = { ...io(), signal: stop.signal };
+  stop.abort();
+  const [code, out, err] = await trt(["serve", "--home", home.dir, "--profile", "dev"], captured);
+  assert.equal(err, "");
+  assert.equal(code, 0);
+  assert.equal(
+    out,
+    [
+      `trt serve: booted profile "dev" (${home.dir}/profiles/dev/profile.yml): 2 of 2 rows mounted (greeter, shouter)`,
+      "trt serve: no interface row is mounted, so nothing is served (no interfaces.* row in the profile)",
+      "trt serve: running until SIGINT or SIGTERM",
+      "trt serve: stopped",
+      "",
+    ].join("\n"),
+  );
+});
+
+Deno.test("trt serve prints the warnings of atServe checks (the hook the sandbox check uses)", async () => {
+  await using home = await tempHome({ "profiles/dev/profile.yml": `bundles:\n  - greetings\n` });
+  const stop = new AbortController();
+  stop.abort();
+  const captured = { ...io(), signal: stop.signal };
+  const code = await runTrt(["serve", "--home", home.dir, "--profile", "dev"], captured, {
+    bundleDirs: [FIXTURE_BUNDLES],
+    checks: [{
+      name: "sandbox",
+      description: "which sandbox providers work here",
+      atServe: true,
+      run: (input) =>
+        Promise.resolve([
+          { level: "ok", check: "sandbox", message: "docker: works" },
+          {
+            level: "warning",
+            check: "sandbox",
+            message: `no isolating provider for ${input.prepared.length} rows; patch row "sandbox"`,
+          },
+        ]),
+    }, {
+      name: "doctor-only",
+      description: "never runs at serve",
+      run: () => Promise.reject(new Error("must not run at serve")),
+    }],
+  });
+  assert.equal(code, 0);
+  assert.equal(
+    captured.err.join(""),
+    'trt serve: warning: sandbox: no isolating provider for 2 rows; patch row "sandbox"\n',
+  );
+});

@@ -1,0 +1,514 @@
+/**
+ * The `session_store` conformance suite: every store's test file calls {@linkcode runSessionStoreConformance}, so
+ * the memory, JSONL and SQLite stores prove the same contract through the sessions service.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { createContext, createMemoryLogger, TerretError } from "@terret/hames";
+import {
+  canonicalJson,
+  digestMessages,
+  type SessionEvent,
+  SessionEventAppended,
+  SessionLog,
+  type SessionStore,
+} from "@terret/core";
+
+/** How the suite gets a store. */
+export interface StoreHarness {
+  /** Opens the store; for a persistent store, opening again after `close` sees the same data. */
+  open(): Promise<SessionStore>;
+  /** Removes whatever the harness created. */
+  cleanup(): Promise<void>;
+}
+
+type Body = (log: SessionLog, store: SessionStore, harness: StoreHarness) => Promise<void>;
+
+async function withLog(
+  make: () => Promise<StoreHarness>,
+  body: Body,
+  options: { maxPayloadBytes?: number } = {},
+): Promise<void> {
+  const harness = await make();
+  const store = await harness.open();
+  const ctx = createContext({ mode: "test", logger: createMemoryLogger() });
+  const log = new SessionLog(ctx, store, options);
+  try {
+    await body(log, store, harness);
+  } finally {
+    await ctx.dispose();
+    await store.close();
+    await harness.cleanup();
+  }
+}
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
+
+/** Collects `count` events from a stream, failing after `ms`; the stream is aborted once they are in. */
+export async function collect(
+  open: (signal: AbortSignal) => AsyncIterable<SessionEvent>,
+  count: number,
+  ms = 10_000,
+): Promise<SessionEvent[]> {
+  const controller = new AbortController();
+  let expired = false;
+  const timer = setTimeout(() => {
+    expired = true;
+    controller.abort();
+  }, ms);
+  const out: SessionEvent[] = [];
+  try {
+    for await (const event of open(controller.signal)) {
+      out.push(event);
+      if (out.length === count) controller.abort();
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  assert.equal(expired, false, `collected ${out.length} of ${count} events before the deadline`);
+  return out;
+}
+
+function chunk(text: string): { type: string; payload: unknown } {
+  return { type: "assistant/chunk", payload: { kind: "text", text } };
+}
+
+async function conversation(log: SessionLog, id: string): Promise<void> {
+  await log.create({ session_id: id, meta: { purpose: "conformance" } });
+  const user = await log.append(id, {
+    type: "user/message",
+    payload: { content: "Read the file ünïcödé 🚀 \u2028 and say 你好" },
+  });
+  await log.append(id, { type: "turn/start", payload: {} });
+  await log.append(id, chunk("Let me "));
+  await log.append(id, chunk("read it."));
+  const call = {
+    type: "tool_call",
+    id: "call_1",
+    name: "Read",
+    args: { path: "/w/a.txt", n: -0, big: 2 ** 53 - 1 },
+  };
+  await log.append(id, {
+    type: "assistant/message",
+    payload: {
+      parts: [{ type: "thinking", text: "hmm", signature: "sig==" }, {
+        type: "text",
+        text: "Let me read it.",
+      }, call],
+    },
+    parent_id: user.id,
+  });
+  await log.append(id, {
+    type: "tool/call",
+    payload: { id: "call_1", name: "Read", args: call.args },
+  });
+  await log.append(id, {
+    type: "tool/result",
+    payload: {
+      id: "call_1",
+      name: "Read",
+      content: [{ type: "text", text: 'line1\nline2\t"q"' }],
+      is_error: false,
+    },
+  });
+  await log.append(id, {
+    type: "step/end",
+    payload: {
+      usage: { input_tokens: 120, output_tokens: 30, cached_tokens: 100, cost: 0.25 },
+      finish_reason: "tool_calls",
+    },
+  });
+  await log.append(id, {
+    type: "context/injected",
+    payload: { content: "steer: be brief", extra: { __proto__: 1 } },
+  });
+  await log.append(id, {
+    type: "step/end",
+    payload: { usage: { input_tokens: 200, output_tokens: 5 }, finish_reason: "stop" },
+  });
+  await log.append(id, {
+    type: "assistant/message",
+    payload: { parts: [{ type: "text", text: "Done." }] },
+  });
+}
+
+/**
+ * Registers the conformance tests for one store.
+ *
+ * @param name the store's name in test titles
+ * @param make creates a fresh harness per test (its own directory or file)
+ * @param options `persistent` adds the restart test (close and reopen)
+ */
+export function runSessionStoreConformance(
+  name: string,
+  make: () => Promise<StoreHarness>,
+  options: { readonly persistent: boolean },
+): void {
+  const test = (title: string, body: Body, options?: { maxPayloadBytes?: number }): void => {
+    Deno.test(`${name} store: ${title}`, () => withLog(make, body, options));
+  };
+
+  test("seqs are unique and contiguous from 1 under 8 concurrent writers per session and across sessions", async (log) => {
+    const sessions = ["alpha", "beta", "gamma"];
+    await Promise.all(sessions.map((id) => log.create({ session_id: id })));
+    const writer = async (id: string, w: number): Promise<SessionEvent[]> => {
+      const out: SessionEvent[] = [];
+      for (let i = 0; i < 25; i++) out.push(await log.append(id, chunk(`${id}:${w}:${i}`)));
+      return out;
+    };
+    const results = await Promise.all(
+      sessions.flatMap((id) => range(0, 7).map((w) => writer(id, w))),
+    );
+    for (const id of sessions) {
+      const events = await log.read(id);
+      assert.deepStrictEqual(events.map((event) => event.seq), range(1, 201));
+      assert.equal(new Set(events.map((event) => event.id)).size, 201);
+      assert.equal(await log.head(id), 201);
+      for (const w of range(0, 7)) {
+        const texts = events.filter((event) =>
+          (event.payload as { text?: string }).text?.startsWith(`${id}:${w}:`)
+        )
+          .map((event) => (event.payload as { text: string }).text);
+        assert.deepStrictEqual(texts, range(0, 24).map((i) => `${id}:${w}:${i}`));
+      }
+    }
+    const bySeq = new Map(
+      (await Promise.all(sessions.map((id) => log.read(id)))).flat().map((e) => [e.id, e]),
+    );
+    for (const appended of results.flat()) assert.deepStrictEqual(bySeq.get(appended.id), appended);
+    assert.deepStrictEqual(await log.list(), ["alpha", "beta", "gamma"]);
+  });
+
+  test("concurrent creates of one id: exactly one wins, the others get SessionExists", async (log) => {
+    const outcomes = await Promise.allSettled(
+      range(1, 8).map(() => log.create({ session_id: "same" })),
+    );
+    assert.equal(outcomes.filter((o) => o.status === "fulfilled").length, 1);
+    const errors = outcomes.flatMap((o) =>
+      o.status === "rejected" ? [o.reason as TerretError] : []
+    );
+    assert.deepStrictEqual(
+      errors.map((e) => [e.code, e.message]),
+      range(1, 7).map(() => ["SessionExists", 'Cannot create session "same": it already exists']),
+    );
+    assert.equal(await log.head("same"), 1);
+  });
+
+  test("read(from_seq) equals the tail of a full read; to_seq, limit and types narrow it", async (log) => {
+    await log.create({ session_id: "s" });
+    for (let i = 0; i < 29; i++) {
+      await log.append(
+        "s",
+        i % 3 === 0 ? { type: "user/message", payload: { content: `u${i}` } } : chunk(`c${i}`),
+      );
+    }
+    const full = await log.read("s");
+    assert.equal(full.length, 30);
+    for (const from of [1, 2, 15, 30, 31, 40]) {
+      assert.deepStrictEqual(await log.read("s", { from_seq: from }), full.slice(from - 1));
+    }
+    assert.deepStrictEqual(await log.read("s", { from_seq: 5, to_seq: 9 }), full.slice(4, 9));
+    assert.deepStrictEqual(await log.read("s", { from_seq: 5, limit: 3 }), full.slice(4, 7));
+    assert.deepStrictEqual(
+      (await log.read("s", { types: ["user/message"], from_seq: 3 })).map((e) => e.seq),
+      [5, 8, 11, 14, 17, 20, 23, 26, 29],
+    );
+    assert.deepStrictEqual(await log.read("nobody"), []);
+    await assert.rejects(log.read("s", { from_seq: 0 }), {
+      name: "RangeError",
+      message: "Cannot read a session: from_seq must be a positive integer, got 0",
+    });
+  });
+
+  test("stream from an arbitrary seq yields exactly the events of a live tail from that point", async (log) => {
+    await log.create({ session_id: "s" });
+    for (let i = 0; i < 9; i++) await log.append("s", chunk(`before ${i}`));
+    const live = collect((signal) => log.stream("s", { from_seq: 11, signal }), 20);
+    await Promise.all(
+      range(0, 3).map(async (w) => {
+        for (let i = 0; i < 5; i++) await log.append("s", chunk(`live ${w}.${i}`));
+      }),
+    );
+    const tail = await live;
+    const replay = await collect((signal) => log.stream("s", { from_seq: 11, signal }), 20);
+    assert.deepStrictEqual(tail.map((e) => e.seq), range(11, 30));
+    assert.deepStrictEqual(replay, tail);
+    assert.deepStrictEqual(replay, await log.read("s", { from_seq: 11 }));
+  });
+
+  test("stream replay racing concurrent appends has no gap and no duplicate", async (log) => {
+    await log.create({ session_id: "s" });
+    for (let i = 0; i < 1499; i++) void log.append("s", chunk(`pre ${i}`));
+    const streamed = collect((signal) => log.stream("s", { from_seq: 1, signal }), 3000);
+    const racing = range(0, 1499).map((i) => log.append("s", chunk(`race ${i}`)));
+    await Promise.all(racing);
+    const events = await streamed;
+    assert.deepStrictEqual(events.map((e) => e.seq), range(1, 3000));
+    assert.deepStrictEqual(events, await log.read("s"));
+  });
+
+  test("a stream ends when its signal aborts, also while waiting for live events", async (log) => {
+    await log.create({ session_id: "s" });
+    await log.append("s", chunk("a"));
+    const controller = new AbortController();
+    const seen: number[] = [];
+    for await (const event of log.stream("s", { signal: controller.signal })) {
+      seen.push(event.seq);
+      if (event.seq === 2) queueMicrotask(() => controller.abort());
+    }
+    assert.deepStrictEqual(seen, [1, 2]);
+  });
+
+  test("fork copies events up to the boundary under a new id, then session/forked", async (log) => {
+    await conversation(log, "src");
+    const source = await log.read("src");
+    const forked = await log.fork("src", { boundary_seq: 7, session_id: "child" });
+    const fork = await log.read("child");
+    assert.equal(fork.length, 8);
+    fork.slice(0, 7).forEach((event, i) => {
+      const original = source[i]!;
+      assert.deepStrictEqual(
+        [event.seq, event.type, event.at, event.payload, event.session_id],
+        [original.seq, original.type, original.at, original.payload, "child"],
+      );
+      assert.notEqual(event.id, original.id);
+    });
+    assert.equal(source[5]!.parent_id, source[1]!.id);
+    assert.equal(fork[5]!.parent_id, fork[1]!.id);
+    assert.deepStrictEqual(fork[7], forked);
+    assert.deepStrictEqual([forked.seq, forked.type, forked.payload, forked.parent_id], [
+      8,
+      "session/forked",
+      { source_session_id: "src", boundary_seq: 7 },
+      source[6]!.id,
+    ]);
+    assert.deepStrictEqual(
+      await log.deriveMessages("child"),
+      await log.deriveMessages("src", { upto: 7 }),
+    );
+    assert.equal((await log.append("child", chunk("more"))).seq, 9);
+    assert.deepStrictEqual(await log.read("src"), source);
+    await assert.rejects(log.fork("src", { boundary_seq: 99 }), {
+      code: "InvalidBoundary",
+      message: 'Cannot fork session "src" at seq 99: it has 12 events up to there',
+    });
+    await assert.rejects(log.fork("src", { boundary_seq: 2, session_id: "child" }), {
+      code: "SessionExists",
+      message: 'Cannot create session "child": it already exists',
+    });
+  });
+
+  test("derive_messages projects the model history and never a chunk; usage rolls up step/end", async (log) => {
+    await conversation(log, "s");
+    const messages = await log.deriveMessages("s");
+    assert.deepStrictEqual(messages.map((m) => m.role), [
+      "user",
+      "assistant",
+      "tool",
+      "user",
+      "assistant",
+    ]);
+    assert.deepStrictEqual(messages[2], {
+      role: "tool",
+      parts: [{
+        type: "tool_result",
+        id: "call_1",
+        name: "Read",
+        content: [{ type: "text", text: 'line1\nline2\t"q"' }],
+        is_error: false,
+      }],
+    });
+    assert.deepStrictEqual(await log.deriveMessages("s", { upto: 6 }), messages.slice(0, 2));
+    assert.deepStrictEqual(await log.usage("s"), {
+      steps: 2,
+      input_tokens: 320,
+      output_tokens: 35,
+      cached_tokens: 100,
+      cost: 0.25,
+    });
+  });
+
+  test(
+    "session/event is emitted once per append, in seq order, after the event is durable",
+    async (log, store) => {
+      await log.create({ session_id: "s" });
+      const ctxEvents: number[] = [];
+      const durable: Promise<boolean>[] = [];
+      const listenerCtx = createContext({ mode: "test" });
+      const probe = new SessionLog(listenerCtx, store);
+      listenerCtx.on(SessionEventAppended, (event) => {
+        ctxEvents.push(event.seq);
+        durable.push(
+          store.read("s", { from_seq: event.seq, limit: 1 }).then((got) => got[0]?.id === event.id),
+        );
+      });
+      await Promise.all(range(0, 9).map((i) => log.append("s", chunk(`${i}`))));
+      assert.deepStrictEqual(ctxEvents, range(2, 11));
+      assert.deepStrictEqual(await Promise.all(durable), range(2, 11).map(() => true));
+      void probe;
+      await listenerCtx.dispose();
+    },
+  );
+
+  test("append refuses an unknown session, a reserved type and a bad session id", async (log) => {
+    await assert.rejects(log.append("ghost", chunk("x")), {
+      code: "SessionNotFound",
+      message: 'Cannot append to session "ghost": no such session',
+    });
+    await log.create({ session_id: "s" });
+    await assert.rejects(log.append("s", { type: "session/created", payload: {} }), {
+      code: "ReservedEventType",
+      message: 'Cannot append "session/created" to session "s": only create writes it',
+    });
+    await assert.rejects(log.append("../etc", chunk("x")), {
+      code: "InvalidSessionId",
+      message: 'Cannot use session id "../etc": it must match /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/',
+    });
+    assert.deepStrictEqual(await log.list(), ["s"]);
+  });
+
+  test("bad input is refused with a clear error and nothing is appended", async (log) => {
+    await log.create({ session_id: "s" });
+    await log.append("s", chunk("ok"));
+    const before = await log.read("s");
+    const cycle: Record<string, unknown> = { a: 1 };
+    cycle.self = cycle;
+    const cases: [unknown, string, string, string][] = [
+      [
+        { type: "user/message", payload: { content: "bad \ud800 surrogate" } },
+        "InvalidPayload",
+        "user/message",
+        "payload.content contains a lone surrogate (invalid UTF-8)",
+      ],
+      [
+        { type: "tool/call", payload: { id: "c", name: "X", args: { ["k\udc00"]: 1 } } },
+        "InvalidPayload",
+        "tool/call",
+        "payload.args.k\udc00 has a key with a lone surrogate (invalid UTF-8)",
+      ],
+      [
+        { type: "user/message", payload: { content: "x".repeat(50 * 1024 * 1024) } },
+        "PayloadTooLarge",
+        "user/message",
+        `the payload is more than the ${16 * 1024 * 1024}-byte cap`,
+      ],
+      [{ type: "agent/unknown", payload: {} }, "UnknownEventType", "", ""],
+      [
+        { type: "tool/call", payload: { id: "c", name: "X", args: { fn: () => 1 } } },
+        "InvalidPayload",
+        "tool/call",
+        "payload.args.fn is a function (not JSON)",
+      ],
+      [
+        { type: "tool/call", payload: { id: "c", name: "X", args: cycle } },
+        "InvalidPayload",
+        "tool/call",
+        "payload.args.self is a cycle (not JSON)",
+      ],
+      [
+        {
+          type: "step/end",
+          payload: { usage: { input_tokens: NaN, output_tokens: 1 }, finish_reason: "stop" },
+        },
+        "InvalidPayload",
+        "step/end",
+        "payload.usage.input_tokens is NaN (not JSON)",
+      ],
+      [
+        { type: "tool/call", payload: { id: "c", name: "X", args: { n: 10n } } },
+        "InvalidPayload",
+        "tool/call",
+        "payload.args.n is a bigint (not JSON)",
+      ],
+      [
+        { type: "tool/call", payload: { id: "c", name: "X", args: { when: new Date(0) } } },
+        "InvalidPayload",
+        "tool/call",
+        "payload.args.when is a Date (not a plain JSON object)",
+      ],
+      [
+        { type: "tool/call", payload: { id: "c", name: "X", args: { list: [1, undefined] } } },
+        "InvalidPayload",
+        "tool/call",
+        "payload.args.list[1] is undefined (not JSON)",
+      ],
+      [
+        { type: "tool/result", payload: { id: "c", name: "X", content: "x" } },
+        "InvalidPayload",
+        "",
+        "",
+      ],
+    ];
+    for (const [input, code, type, detail] of cases) {
+      const message = code === "UnknownEventType"
+        ? 'Cannot append "agent/unknown" to session "s": unknown event type (a plugin adds one with sessions.registerEventType)'
+        : type === ""
+        ? 'Cannot append "tool/result" to session "s": the payload breaks its schema: payload.is_error: Invalid input: expected boolean, received undefined'
+        : `Cannot append "${type}": ${detail}`;
+      await assert.rejects(log.append("s", input as never), (error: unknown) => {
+        assert.ok(error instanceof TerretError);
+        assert.deepStrictEqual([error.code, error.message], [code, message]);
+        return true;
+      });
+    }
+    assert.deepStrictEqual(await log.read("s"), before);
+  });
+
+  test("a configured payload cap refuses what is over it and accepts what fits", async (log) => {
+    await log.create({ session_id: "s" });
+    await assert.rejects(
+      log.append("s", { type: "user/message", payload: { content: "é".repeat(2100) } }),
+      {
+        code: "PayloadTooLarge",
+        message: 'Cannot append "user/message": the payload is 4214 bytes, over the 4096-byte cap',
+      },
+    );
+    const fits = await log.append("s", {
+      type: "user/message",
+      payload: { content: "é".repeat(2030) },
+    });
+    assert.equal(fits.seq, 2);
+    assert.equal(await log.head("s"), 2);
+  }, { maxPayloadBytes: 4096 });
+
+  Deno.test({
+    name:
+      `${name} store: restart (close and reopen) yields byte-identical events and derived context`,
+    ignore: !options.persistent,
+    fn: () => restart(make),
+  });
+}
+
+async function restart(make: () => Promise<StoreHarness>): Promise<void> {
+  const harness = await make();
+  try {
+    let store = await harness.open();
+    let ctx = createContext({ mode: "test" });
+    let log = new SessionLog(ctx, store);
+    await conversation(log, "s");
+    const derived = canonicalJson(await log.deriveMessages("s"));
+    const events = JSON.stringify(await log.read("s"));
+    const usage = await log.usage("s");
+    await ctx.dispose();
+    await store.close();
+    store = await harness.open();
+    ctx = createContext({ mode: "test" });
+    log = new SessionLog(ctx, store);
+    assert.equal(canonicalJson(await log.deriveMessages("s")), derived);
+    assert.equal(JSON.stringify(await log.read("s")), events);
+    assert.equal(
+      digestMessages(await log.deriveMessages("s")),
+      digestMessages(JSON.parse(derived)),
+    );
+    assert.deepStrictEqual(await log.usage("s"), usage);
+    assert.equal((await log.append("s", chunk("after restart"))).seq, 13);
+    await log.assertInvariant(JSON.parse(derived), "s", { upto: 12 });
+    await ctx.dispose();
+    await store.close();
+  } finally {
+    await harness.cleanup();
+  }
+}

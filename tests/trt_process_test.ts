@@ -1,0 +1,73 @@
+/**
+ * `trt` as a real process: a user config error exits 2 with one line and no stack trace, and `serve` stops
+ * gracefully on SIGTERM.
+ */
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { writeTree } from "./fixtures/composition/tree.ts";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const MAIN = fileURLToPath(new URL("../interfaces/cli/main.ts", import.meta.url));
+
+Deno.test("a config error in a real trt process is one line on stderr and exit code 2", async () => {
+  await using tree = await writeTree({ "bad.yml": "rows:\n  - id: llm.mian\n    config: {}\n" });
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, "dump-config", "--home", tree.dir, "--patch", tree.path("bad.yml")],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  assert.equal(decoder.decode(output.stdout), "");
+  assert.equal(
+    decoder.decode(output.stderr),
+    `trt dump-config: Cannot apply row "llm.mian" from --patch "${
+      tree.path("bad.yml")
+    }" line 2: no earlier layer has a row with this id (known: workspace, sessions.store, llm.main, sandbox, tools.std, tools.allow, approvals, interfaces.ws); to insert a new row, give it a plugin\n`,
+  );
+  assert.equal(output.code, 2);
+});
+
+Deno.test("trt serve keeps running until SIGTERM, then disposes and exits 0", async () => {
+  await using tree = await writeTree({});
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, "serve", "--home", tree.dir],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const decoder = new TextDecoder();
+  const reader = child.stdout.getReader();
+  let out = "";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`serve did not come up: ${out}`)), 60_000);
+  });
+  try {
+    while (!out.includes("running until SIGINT or SIGTERM\n")) {
+      const { value, done } = await Promise.race([reader.read(), deadline]);
+      if (done) break;
+      out += decoder.decode(value, { stream: true });
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  child.kill("SIGTERM");
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    out += decoder.decode(value, { stream: true });
+  }
+  const [status, err] = await Promise.all([child.status, new Response(child.stderr).text()]);
+  assert.equal(err, "");
+  assert.equal(status.code, 0);
+  assert.deepStrictEqual(out.split("\n"), [
+    'trt serve: booted profile "headless" (shipped template): 1 of 8 rows mounted (workspace)',
+    "trt serve: disabled rows: sessions.store, llm.main, sandbox, tools.std, tools.allow, approvals, interfaces.ws",
+    'trt serve: no interface row is mounted, so nothing is served ("interfaces.ws" is disabled; enable it with a patch once its plugin is available)',
+    "trt serve: running until SIGINT or SIGTERM",
+    "trt serve: stopped",
+    "",
+  ]);
+});
