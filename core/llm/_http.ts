@@ -11,26 +11,35 @@ export type ErrorEvent = Extract<StreamEvent, { type: "error" }>;
 const ERROR_BODY_LIMIT = 64 * 1024;
 
 /**
- * An idle deadline that is cheap to push back: `reset()` only records the time, and a single timer re-arms itself for
- * the remainder when it fires early, so a stream of many small reads costs no timer churn.
+ * A deadline on waiting for the server, counted only while the run waits (for response headers, a read, an error
+ * body): a consumer that pauses between events never trips it. Cheap per read: `waiting()` and `done()` only record
+ * the time, and one timer re-arms itself for the remainder when it fires early.
  */
 export class IdleTimer {
   readonly #ms: number;
   readonly #onIdle: () => void;
-  #last = 0;
+  #since: number | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
+  /** Starts the timer in the waiting state (the request is about to be sent). */
   constructor(ms: number, onIdle: () => void) {
     this.#ms = ms;
     this.#onIdle = onIdle;
-    this.#last = Date.now();
+    this.#since = Date.now();
     this.#arm(ms);
   }
 
-  reset(): void {
-    this.#last = Date.now();
+  /** The run starts waiting for the server. */
+  waiting(): void {
+    this.#since = Date.now();
   }
 
+  /** The server answered; the wait is over. */
+  done(): void {
+    this.#since = undefined;
+  }
+
+  /** Stops the timer for good. */
   clear(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
@@ -38,17 +47,19 @@ export class IdleTimer {
 
   #arm(ms: number): void {
     this.#timer = setTimeout(() => {
-      const idle = Date.now() - this.#last;
-      if (idle >= this.#ms) {
+      const since = this.#since;
+      const waited = since === undefined ? 0 : Date.now() - since;
+      if (since !== undefined && waited >= this.#ms) {
         this.#timer = undefined;
         this.#onIdle();
       } else {
-        this.#arm(this.#ms - idle);
+        this.#arm(this.#ms - waited);
       }
     }, ms);
   }
 }
 
+/** An `error` event of the given kind. */
 export function failure(
   kind: StreamFailure["kind"],
   message: string,

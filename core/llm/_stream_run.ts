@@ -116,11 +116,13 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
         // The read is awaited here, not in a helper: one async frame per network read is the hot path.
         let chunk: ReadableStreamReadResult<Uint8Array> = DONE_READ;
         let error: unknown;
+        attempt.timer.waiting();
         try {
           chunk = await attempt.reader.read();
         } catch (thrown) {
           error = thrown ?? new Error("the body stream failed");
         }
+        attempt.timer.done();
         if (this.#ended) break;
         const failed = this.#consume(attempt, chunk, error);
         if (failed !== undefined) await this.#failed(failed);
@@ -157,10 +159,11 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
       return await this.#failed(failure("network", `Cannot stream from the model: ${why}`, true));
     }
     if (this.#ended) return void response.body?.cancel().catch(ignore);
-    attempt.timer.reset();
+    attempt.timer.done();
     if (!response.ok) return await this.#httpError(response, attempt);
     if (response.headers.get("content-type")?.includes("application/json")) {
       // A 200 that is not an event stream: a proxy's error, or a server that ignored `stream: true`.
+      attempt.timer.waiting();
       const detail = errorDetail(await readCapped(response, attempt.controller.signal));
       if (this.#ended) return;
       if (this.#signal?.aborted) return this.#terminal(aborted());
@@ -208,7 +211,6 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
     return attempt;
   }
 
-  /** One network read, decoded into events. */
   /** Handles one network read (or its failure); returns an error that came before any output. */
   #consume(
     attempt: Attempt,
@@ -236,7 +238,6 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
       attempt.finished = true;
     }
     if (!chunk.done) {
-      attempt.timer.reset();
       attempt.sse!.push(chunk.value);
     } else if (!attempt.finished) {
       attempt.sse!.end();
@@ -292,7 +293,9 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
   }
 
   async #httpError(response: Response, attempt: Attempt): Promise<void> {
+    attempt.timer.waiting();
     const text = await readCapped(response, attempt.controller.signal);
+    attempt.timer.done();
     if (this.#ended) return;
     if (this.#signal?.aborted) return this.#terminal(aborted());
     const status = response.status;

@@ -308,3 +308,28 @@ Deno.test("the API key appears in no event, log record, or description of the ad
     new TypeError("Cannot create the OpenRouter adapter: `model` must be a non-empty string"),
   );
 });
+
+Deno.test("a consumer that pauses between events longer than the timeout does not trip it", async () => {
+  await using server = await fakeOpenRouter();
+  const cut = TRANSCRIPTS.plainText.indexOf("data:", TRANSCRIPTS.plainText.indexOf("Hello"));
+  server.script(sseResponse(TRANSCRIPTS.plainText, { chunks: [cut], delayMs: 10 }));
+  const llm = new OpenRouterAdapter({
+    model: "m",
+    apiKey: KEY,
+    baseUrl: server.url,
+    timeoutMs: 50,
+  });
+  const events: StreamEvent[] = [];
+  for await (const event of llm.stream(REQUEST)) {
+    events.push(event);
+    // A slow consumer (a busy session log, a backed-up socket): longer than the idle timeout, on purpose.
+    if (event.type === "message_start") await new Promise((resolve) => setTimeout(resolve, 120));
+  }
+  assert.deepStrictEqual(events.map((event) => event.type), [
+    "message_start",
+    "text_delta",
+    "text_delta",
+    "usage",
+    "message_stop",
+  ]);
+});
