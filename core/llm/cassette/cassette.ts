@@ -12,7 +12,7 @@
  *   "request": { … },             // the provider-neutral LlmRequest
  *   "exchanges": [{               // one per HTTP attempt, in order (a retried request has several)
  *     "method": "POST",
- *     "url": "https://openrouter.ai/api/v1/chat/completions",   // query string dropped
+ *     "url": "https://openrouter.ai/api/v1/chat/completions",   // query string and userinfo dropped
  *     "request_body": { … },      // the JSON body the adapter sent (no headers are recorded: no key)
  *     "status": 200,
  *     "headers": { "content-type": "text/event-stream" },
@@ -49,7 +49,7 @@ export interface CassetteHeader {
 export interface CassetteExchange {
   /** The HTTP method. */
   readonly method: string;
-  /** The URL, without its query string. */
+  /** The URL, without its query string or userinfo. */
   readonly url: string;
   /** The JSON body the adapter sent (or its text when not JSON). */
   readonly request_body: unknown;

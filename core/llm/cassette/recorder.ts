@@ -87,7 +87,9 @@ export function recordingTransport(
   return async function record(request: Request): Promise<Response> {
     const text = await request.clone().text();
     const url = new URL(request.url);
-    url.search = "";
+    url.search = ""; // neither a query string nor userinfo may smuggle a credential into the file
+    url.username = "";
+    url.password = "";
     const draft: ExchangeDraft = {
       method: request.method,
       url: url.href,
