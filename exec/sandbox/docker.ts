@@ -24,24 +24,32 @@ const RUN_DIR = "/run/terret";
 
 /**
  * Runs inside the container in front of every program: records the process group (its own pid; every `docker
- * exec` is a session leader), applies the terminal size, runs the program, and removes the record. It catches
- * SIGTERM (a handler, which the program does not inherit, unlike an ignored signal) so that a group SIGTERM lets
- * the program clean up and the exec ends with the program's own status instead of the wrapper's.
+ * exec` is a session and group leader), applies the terminal size, and runs the program. It catches SIGTERM (a
+ * handler, which the program does not inherit, unlike an ignored signal) so that a group SIGTERM lets the program
+ * clean up and the exec ends with the program's own status instead of the wrapper's. When the program has exited
+ * it kills whatever is left of its session (orphaned work, as the subprocess seam does with a host group whose
+ * leader exited) and removes the record, unless a SIGTERM came: then the SIGKILL that always follows removes it,
+ * finding it at once instead of waiting for a record that was already gone.
  * Arguments: id, columns, rows, then the program's argv.
  */
 const EXEC_WRAPPER =
-  `trap : TERM; id=$1; cols=$2; rows=$3; shift 3; f=${RUN_DIR}/$id.pid; echo $$ > "$f"; ` +
+  `t=; trap t=1 TERM; id=$1; cols=$2; rows=$3; shift 3; f=${RUN_DIR}/$id.pid; echo $$ > "$f"; ` +
   `if [ -n "$cols" ]; then stty cols "$cols" rows "$rows" 2>/dev/null; fi; ` +
-  `"$@"; s=$?; rm -f "$f"; exit $s`;
+  `"$@"; s=$?; ` +
+  `for p in $(ps -o pid= -s $$ 2>/dev/null); do [ "$p" = $$ ] || kill -KILL "$p" 2>/dev/null; done; ` +
+  `[ -n "$t" ] || rm -f "$f"; exit $s`;
 
 /**
  * Signals the process group an exec recorded (waiting up to a second for the record, in case the program is only
- * starting). Arguments: id, signal name.
+ * starting); SIGKILL also reaches every process left in the exec's session (jobs an interactive shell put in
+ * groups of their own) and removes the record. Arguments: id, signal name.
  */
 const KILL_SCRIPT = `f=${RUN_DIR}/$1.pid; i=0; ` +
   `while [ ! -s "$f" ] && [ $i -lt 50 ]; do sleep 0.02; i=$((i+1)); done; ` +
-  `[ -s "$f" ] || exit 0; kill -$2 -$(cat "$f") 2>/dev/null; ` +
-  `if [ "$2" = KILL ]; then rm -f "$f"; fi; exit 0`;
+  `[ -s "$f" ] || exit 0; p=$(cat "$f"); kill -$2 -$p 2>/dev/null; ` +
+  `if [ "$2" = KILL ]; then ` +
+  `for q in $(ps -o pid= -s $p 2>/dev/null); do kill -KILL "$q" 2>/dev/null; done; rm -f "$f"; fi; ` +
+  `exit 0`;
 
 /** The docker CLI's own environment variables, passed from the host so the CLI reaches the same engine. */
 const CLIENT_ENV = [
@@ -85,11 +93,12 @@ export interface DockerSandboxOptions {
  * The docker provider. `workspaceReady` starts the container (`docker run -d --init`, `--network none` unless
  * configured, the host's uid:gid, every workspace directory bind-mounted at its real path, optional
  * `--memory/--cpus/--pids-limit`); `wrap` returns `docker exec -i [-t] -w <cwd> [-e NAME…] <container> …` and a
- * `signal` hook that signals the program's process group inside the container (killing the host `docker exec`
- * client does not stop it); `dispose` removes the container.
+ * `signal` hook that signals the program's process group inside the container, and with SIGKILL its whole session
+ * (killing the host `docker exec` client does not stop it); `dispose` removes the container. When a program exits
+ * on its own, what is left of its session in the container is killed.
  *
  * The program's environment crosses with `-e NAME` (the value travels in the CLI's environment, not its argv).
- * Limits: a program that calls `setsid` inside the container leaves its group and outlives the signal hook until
+ * Limits: a program that calls `setsid` inside the container leaves its session and outlives the signal hook until
  * the container is removed; the container is not recreated if something outside removes it.
  */
 export class DockerSandbox implements Sandbox, AsyncDisposable {

@@ -350,8 +350,74 @@ Deno.test({
       await child.stdin.close();
       const [status, stderr] = await Promise.all([child.status, new Response(child.stderr).text()]);
       assert.deepStrictEqual([out, status.code, stderr], ["ready\ncleaning\ncleaned\n", 5, ""]);
+      const id = wrapped.argv[wrapped.argv.indexOf("terret-exec") + 1];
+      const kept = await docker("exec", sandbox.container, "ls", "/run/terret");
+      assert.deepStrictEqual(
+        [kept.code, kept.stdout],
+        [0, `${id}.pid\n`],
+        "after a SIGTERM the record waits for the SIGKILL that follows",
+      );
+      await wrapped.signal!("SIGKILL");
       const left = await docker("exec", sandbox.container, "ls", "/run/terret");
       assert.deepStrictEqual([left.code, left.stdout], [0, ""], "the exec's record is gone");
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "the docker sandbox kills a program's leftovers when it exits, and SIGKILL reaches its whole session",
+  ignore: lane.skip !== undefined,
+  async fn() {
+    const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-dockersess-" }));
+    await using sandbox = new DockerSandbox({ dirs: [root], image: lane.image });
+    const sleeping = async (marker: string) => {
+      const out = await docker("exec", sandbox.container, "ps", "-eo", "args=");
+      return out.stdout.split("\n").filter((line) => line === `sleep ${marker}`);
+    };
+    try {
+      // A background process that ignores SIGTERM and holds the exec's stdout open: the exec ends only because
+      // the wrapper kills it once bash has exited.
+      const orphaning = await sandbox.wrap([
+        "bash",
+        "-c",
+        "trap '' TERM; sleep 777001 & echo started",
+      ], { cwd: root });
+      assert.deepStrictEqual(await run(orphaning.argv, orphaning.env, orphaning.cwd), {
+        code: 0,
+        stdout: "started\n",
+        stderr: "",
+      });
+      assert.deepStrictEqual(await sleeping("777001"), []);
+
+      // `set -m` puts the job in a process group of its own: the group SIGKILL misses it, the session sweep not.
+      const jobs = await sandbox.wrap([
+        "bash",
+        "-c",
+        "set -m; sleep 777002 & echo started; wait",
+      ], { cwd: root });
+      const child = new Deno.Command(jobs.argv[0]!, {
+        args: jobs.argv.slice(1),
+        cwd: jobs.cwd,
+        env: { ...jobs.env },
+        clearEnv: true,
+        detached: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+      const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+      let out = "";
+      while (!out.includes("started\n")) out += (await reader.read()).value ?? "";
+      assert.deepStrictEqual(await sleeping("777002"), ["sleep 777002"]);
+      await jobs.signal!("SIGKILL");
+      await reader.cancel();
+      assert.equal((await child.status).code, 137, "the exec ended with its killed wrapper");
+      assert.deepStrictEqual(await sleeping("777002"), []);
+      const left = await docker("exec", sandbox.container, "ls", "/run/terret");
+      assert.deepStrictEqual([left.code, left.stdout], [0, ""]);
     } finally {
       await Deno.remove(root, { recursive: true });
     }
