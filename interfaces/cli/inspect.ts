@@ -74,5 +74,5 @@ export async function profilePlan(
     env: context.io.env,
     allowConfigCode: context.allowConfigCode,
   });
-  return planPermissions(profile, prepared);
+  return planPermissions(profile, prepared, { env: context.io.env });
 }
