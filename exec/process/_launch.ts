@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { type HostPermissions, TerretError } from "@terret/hames";
 import type { Sandbox, WrapOptions, WrappedCommand } from "@terret/core";
 import type { IPty } from "@lydell/node-pty";
 
@@ -156,4 +156,30 @@ async function loadNodePty(): Promise<NodePty> {
       { cause: error },
     );
   }
+}
+
+/**
+ * What starting and stopping programs on pseudo-terminals needs from the host (node-pty under Deno, measured one
+ * permission at a time): `--allow-ffi` for node-pty's native addon, scoped to the `@lydell` package directory it
+ * resolves to (unscoped when it cannot be resolved to a local directory); unscoped `--allow-read` and
+ * `--allow-write`, since node-pty opens the pty master as a tty stream, which Deno checks as a path-less access;
+ * and unscoped `--allow-run`: `Deno.kill` of a process group needs it (and node-pty's own `kill` silently does
+ * nothing without it), and the programs started are whatever the sandbox wraps — Deno does not sandbox them.
+ */
+export function ptyHostPermissions(): HostPermissions {
+  return { ffi: nodePtyScope(), read: true, write: true, run: true };
+}
+
+function nodePtyScope(): string[] | true {
+  let resolved: string;
+  try {
+    resolved = import.meta.resolve("@lydell/node-pty");
+  } catch {
+    return true;
+  }
+  if (!resolved.startsWith("file:")) return true;
+  const path = decodeURIComponent(new URL(resolved).pathname);
+  const at = path.lastIndexOf("/@lydell/");
+  // The addon lives in the platform package next to node-pty (`@lydell/node-pty-<os>-<arch>`).
+  return at === -1 ? true : [path.slice(0, at + "/@lydell".length)];
 }

@@ -4,7 +4,13 @@
  *
  * @module
  */
-import { definePlugin, type Logger, type Plugin, TerretError } from "@terret/hames";
+import {
+  definePlugin,
+  type HostPermissions,
+  type Logger,
+  type Plugin,
+  TerretError,
+} from "@terret/hames";
 import {
   type Sandbox,
   SandboxKey,
@@ -15,6 +21,7 @@ import {
 import { z } from "zod";
 import { checkArgv, checkEnv, containedCwd } from "./_wrap_checks.ts";
 import { hostEnv, randomId, resolveExecutable, runHostCommand } from "./_host_command.ts";
+import { grantedDirs } from "../workspace.ts";
 
 /** The image used when none is configured: the one `tests/docker/make_image.sh` builds without a registry. */
 export const DEFAULT_SANDBOX_IMAGE = "terret/sandbox:test";
@@ -200,7 +207,11 @@ export class DockerSandbox implements Sandbox, AsyncDisposable {
     };
   }
 
-  /** The `docker run` arguments that start the container (after `docker`). */
+  /**
+   * The `docker run` arguments that start the container (after `docker`).
+   *
+   * @throws {TerretError} `SandboxUnavailable` when `user` is not set and the host's uid:gid cannot be read
+   */
   runArgs(): string[] {
     const o = this.#options;
     const args = ["run", "-d", "--init", "--name", this.#containerName];
@@ -317,6 +328,12 @@ const schema: z.ZodType<DockerSandboxConfig> = z.object({
 /**
  * Provides the `docker` sandbox over the granted workspace; the container starts on the first `workspaceReady`
  * and is removed when the row is unloaded (shutdown, reconfigure, a replaced workspace).
+ *
+ * **Permissions**: run of the `docker` CLI; the docker CLI's variables (`DOCKER_HOST`, `DOCKER_CONTEXT`,
+ * `DOCKER_CERT_PATH`, `DOCKER_TLS_VERIFY`, `DOCKER_API_VERSION`, `DOCKER_CONFIG`) and `HOME` (where its config
+ * lives); read of the workspace directories (a cwd is resolved and checked) and of the CLI, looked up on `PATH`
+ * when `docker` is a bare name — which needs read of every `PATH` directory, so only an absolute `docker:` keeps
+ * read scoped; `--allow-sys=uid,gid` unless `user` is set (the container runs as the host's uid:gid).
  */
 export const dockerSandboxPlugin: Plugin<DockerSandboxConfig> = definePlugin({
   name: "sandbox-docker",
@@ -325,6 +342,16 @@ export const dockerSandboxPlugin: Plugin<DockerSandboxConfig> = definePlugin({
   inject: [WorkspaceKey],
   provides: [SandboxKey],
   config: schema,
+  permissions(config, deps): HostPermissions {
+    const dirs = grantedDirs(deps);
+    const bare = !config.docker.includes("/");
+    return {
+      run: [config.docker],
+      env: [...CLIENT_ENV, "DOCKER_CONFIG", "HOME", ...(bare ? ["PATH"] : [])],
+      read: bare || dirs === true ? true : [config.docker, ...dirs],
+      ...(config.user === undefined ? { sys: ["uid", "gid"] } : {}),
+    };
+  },
   apply(ctx, config) {
     const sandbox = new DockerSandbox({
       dirs: ctx.get(WorkspaceKey).dirs,
@@ -377,12 +404,26 @@ export function clientEnv(): Record<string, string> {
   return env;
 }
 
+/**
+ * The host's `uid:gid`, or null where the platform has none.
+ *
+ * @throws {TerretError} `SandboxUnavailable` when the host may not read them: running as the image's user (root)
+ *   instead would be a silent escalation
+ */
 function hostUser(): string | null {
+  let uid: number | null;
+  let gid: number | null;
   try {
-    const uid = Deno.uid();
-    const gid = Deno.gid();
-    return uid === null || gid === null ? null : `${uid}:${gid}`;
-  } catch {
-    return null;
+    uid = Deno.uid();
+    gid = Deno.gid();
+  } catch (error) {
+    throw new TerretError(
+      "SandboxUnavailable",
+      `Cannot start the docker sandbox as the host's user: cannot read its uid and gid (${
+        (error as Error).message
+      }); grant --allow-sys=uid,gid or set the row's user`,
+      { cause: error },
+    );
   }
+  return uid === null || gid === null ? null : `${uid}:${gid}`;
 }
