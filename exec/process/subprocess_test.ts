@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
-import { TerretError } from "@terret/hames";
+import { parseConfig, pluginPermissions, TerretError } from "@terret/hames";
 import { type PtyHandle, SubprocessKey } from "@terret/core";
 import { subprocessPlugin } from "./subprocess.ts";
+import { shellPlugin } from "./shell.ts";
+import { terminalsPlugin } from "./terminals.ts";
 import { truncationMarker } from "./_capture.ts";
 import {
   liveInGroup,
@@ -389,3 +391,24 @@ async function exists(path: string): Promise<boolean> {
     return false;
   }
 }
+
+Deno.test("the process rows ask for what node-pty and process groups need: ffi scoped, the rest unscoped", () => {
+  const addon = import.meta.resolve("@lydell/node-pty");
+  const scope = new URL(addon).pathname.replace(/\/@lydell\/.*$/, "/@lydell");
+  const pty = { ffi: [scope], read: true, write: true, run: true };
+  assert.deepStrictEqual(
+    pluginPermissions(
+      subprocessPlugin,
+      parseConfig(subprocessPlugin, { inherit_env: ["PATH", "LANG"] }, "subprocess"),
+    ),
+    { ...pty, env: ["PATH", "LANG"] },
+  );
+  assert.deepStrictEqual(
+    pluginPermissions(shellPlugin, parseConfig(shellPlugin, {}, "shell")),
+    pty,
+  );
+  assert.deepStrictEqual(
+    pluginPermissions(terminalsPlugin, parseConfig(terminalsPlugin, {}, "terminals")),
+    pty,
+  );
+});

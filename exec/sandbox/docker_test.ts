@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { createContext, Loader, TerretError } from "@terret/hames";
-import { SandboxKey } from "@terret/core";
+import { createContext, Loader, parseConfig, pluginPermissions, TerretError } from "@terret/hames";
+import { SandboxKey, WorkspaceKey } from "@terret/core";
 import { runSandboxConformance } from "../../tests/conformance/sandbox_provider.ts";
 import { dockerLane } from "../../tests/docker/lane.ts";
 import { workspacePlugin } from "../workspace.ts";
@@ -421,5 +421,53 @@ Deno.test({
     } finally {
       await Deno.remove(root, { recursive: true });
     }
+  },
+});
+
+Deno.test("the sandbox-docker row asks for the docker CLI, its variables, the workspace and the host's ids", () => {
+  const grant = (config: unknown) =>
+    pluginPermissions(dockerSandboxPlugin, parseConfig(dockerSandboxPlugin, config, "sandbox"), {
+      provider: (key) =>
+        key === WorkspaceKey ? { plugin: "workspace", config: { dirs: ["/srv/ws"] } } : undefined,
+    });
+  const client = [
+    "DOCKER_HOST",
+    "DOCKER_CONTEXT",
+    "DOCKER_CERT_PATH",
+    "DOCKER_TLS_VERIFY",
+    "DOCKER_API_VERSION",
+    "DOCKER_CONFIG",
+    "HOME",
+  ];
+  // A bare name is looked up on PATH: every PATH directory is read, which cannot be scoped.
+  assert.deepStrictEqual(grant({}), {
+    run: ["docker"],
+    env: [...client, "PATH"],
+    read: true,
+    sys: ["uid", "gid"],
+  });
+  assert.deepStrictEqual(grant({ docker: "/usr/bin/docker", user: "1000:1000" }), {
+    run: ["/usr/bin/docker"],
+    env: client,
+    read: ["/usr/bin/docker", "/srv/ws"],
+  });
+  assert.deepStrictEqual(grant({ docker: "/usr/bin/docker", user: null }).sys, undefined);
+});
+
+Deno.test({
+  name:
+    "a docker sandbox that may not read the host's uid refuses to start rather than run as root",
+  permissions: { sys: false, read: true, run: true, env: true },
+  async fn() {
+    const sandbox = new DockerSandbox({ dirs: [], docker: "/bin/false" });
+    await assert.rejects(
+      sandbox.workspaceReady(),
+      (error: unknown) =>
+        error instanceof TerretError && error.code === "SandboxUnavailable" &&
+        error.message.startsWith(
+          "Cannot start the docker sandbox as the host's user: cannot read its uid and gid (",
+        ) && error.message.endsWith("); grant --allow-sys=uid,gid or set the row's user"),
+    );
+    await sandbox.dispose();
   },
 });
