@@ -46,8 +46,15 @@ async function profile(sandboxRow: string) {
   if (sandboxRow !== "") {
     await Deno.writeTextFile(`${home}/profiles/dev/patch.yml`, `rows:\n${sandboxRow}`);
   }
-  const resolved = await resolveProfile("dev", { home, cwd: home, env: { get: () => undefined } });
-  const prepared = await prepareRows(resolved, { env: { get: () => undefined } });
+  let prepared;
+  let resolved;
+  try {
+    resolved = await resolveProfile("dev", { home, cwd: home, env: { get: () => undefined } });
+    prepared = await prepareRows(resolved, { env: { get: () => undefined } });
+  } catch (error) {
+    await Deno.remove(home, { recursive: true });
+    throw error;
+  }
   return {
     home,
     input: { resolved, env: { get: () => undefined }, allowConfigCode: false, prepared },
