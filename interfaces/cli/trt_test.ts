@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { parseConfig, pluginPermissions } from "@terret/hames";
+import { shellPlugin } from "@terret/exec";
 import { runTrt, type TrtIo } from "./mod.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -90,11 +92,9 @@ Deno.test("trt permissions prints the headless profile's flags: the exec rows' g
   const [code, out, err] = await trt(["permissions"], io({ TERRET_HOME: home.dir }));
   assert.equal(err, "");
   assert.equal(code, 0);
-  const info = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", "--no-config"],
-    stdout: "piped",
-  }).output();
-  const denoDir = JSON.parse(new TextDecoder().decode(info.stdout)).denoDir;
+  // node-pty's package directory, as the exec rows scope --allow-ffi (pinned in exec's subprocess test).
+  const [ffi] = pluginPermissions(shellPlugin, parseConfig(shellPlugin, {}, "shell"))
+    .ffi as string[];
   assert.equal(
     out,
     [
@@ -104,7 +104,7 @@ Deno.test("trt permissions prints the headless profile's flags: the exec rows' g
       "--allow-write",
       "--allow-env=DOCKER_API_VERSION,DOCKER_CERT_PATH,DOCKER_CONFIG,DOCKER_CONTEXT,DOCKER_HOST,DOCKER_TLS_VERIFY,HOME,LANG,LC_ALL,LC_CTYPE,LOGNAME,PATH,TMPDIR,TZ,USER",
       "--allow-run",
-      `--allow-ffi=${denoDir}/npm/registry.npmjs.org/@lydell`,
+      `--allow-ffi=${ffi}`,
       "--allow-sys=gid,uid",
       "--ignore-env=LOG_STREAM,LOG_TOKENS",
       "",

@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { runTrt, type TrtIo } from "@terret/cli";
-import { DEFAULT_INHERIT_ENV } from "@terret/exec";
+import { parseConfig, pluginPermissions } from "@terret/hames";
+import { DEFAULT_INHERIT_ENV, shellPlugin } from "@terret/exec";
 import { dockerLane } from "../docker/lane.ts";
 import { writeTree } from "../fixtures/composition/tree.ts";
 import { NOTE, REPLY, type WorldReport } from "../fixtures/exec/world_probe.ts";
@@ -32,12 +33,11 @@ function capture(signal?: AbortSignal): TrtIo & { out: string[]; err: string[] }
   };
 }
 
-async function denoDir(): Promise<string> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", "--no-config"],
-    stdout: "piped",
-  }).output();
-  return JSON.parse(new TextDecoder().decode(out.stdout)).denoDir;
+/** node-pty's package directory, as the exec rows scope `--allow-ffi` (a unit test pins it to node-pty's path). */
+function ptyScope(): string {
+  const ffi = pluginPermissions(shellPlugin, parseConfig(shellPlugin, {}, "shell")).ffi;
+  assert.ok(Array.isArray(ffi) && ffi.length === 1 && ffi[0]!.endsWith("/@lydell"), String(ffi));
+  return ffi[0]!;
 }
 
 /** Serves the profile scoped until the probe's report appears in the workspace; returns flags and report. */
@@ -98,7 +98,7 @@ Deno.test("the exec rows work under exactly the permissions they declare (sandbo
     "--allow-write",
     `--allow-env=${[...new Set(["HOME", ...DEFAULT_INHERIT_ENV])].sort().join(",")}`,
     "--allow-run",
-    `--allow-ffi=${await denoDir()}/npm/registry.npmjs.org/@lydell`,
+    `--allow-ffi=${ptyScope()}`,
     "--ignore-env=LOG_STREAM,LOG_TOKENS",
   ]);
   const place = await hostPlace();
@@ -135,7 +135,7 @@ Deno.test({
         ].sort().join(",")
       }`,
       "--allow-run",
-      `--allow-ffi=${await denoDir()}/npm/registry.npmjs.org/@lydell`,
+      `--allow-ffi=${ptyScope()}`,
       "--allow-sys=gid,uid",
       "--ignore-env=LOG_STREAM,LOG_TOKENS",
     ]);
