@@ -1,3 +1,33 @@
-/** stub. @module */
-/** x. */
-export const X: number = 1;
+/**
+ * Terret's WebSocket event stream (socket protocol v1, docs/protocol.md): one connection per long-lived agent,
+ * every durable event of its session log replayed and tailed with no gap and no duplicate, and a closed set of
+ * client frames that steer it. Mounted by the `interfaces.ws` row (plugin `terret-ws`).
+ *
+ * @module
+ */
+export type { AgentGateway, AgentLink, GatewaySignal, SteerOptions } from "./agent_gateway.ts";
+export {
+  DENO_MAX_FRAME_BYTES,
+  TOKEN_PATTERN,
+  type TokenGrant,
+  type WsConfig,
+  wsConfig,
+  type WsConfigInput,
+} from "./config.ts";
+export {
+  CLIENT_FRAME_TYPES,
+  type ClientFrame,
+  type ErrorCode,
+  type FrameRef,
+  type FrameRefusal,
+  isRefusal,
+  MAX_PATTERN_LENGTH,
+  MAX_POLICY_PATTERNS,
+  MAX_REASON_LENGTH,
+  MAX_REF_LENGTH,
+  parseClientFrame,
+} from "./client_frames.ts";
+export { type Presented, presentedToken, SUBPROTOCOL, TokenGate } from "./auth.ts";
+export { AGENT_ID_PATTERN } from "./routes.ts";
+export { CLOSE, PROTOCOL_VERSION } from "./connection.ts";
+export { WsServer, type WsServerOptions, type WsStats } from "./ws_server.ts";

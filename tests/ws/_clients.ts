@@ -314,6 +314,14 @@ export class RawClient {
     }
   }
 
+  /** Reads exactly `count` bytes (fewer only at end of stream). */
+  async readExactly(count: number): Promise<Uint8Array> {
+    while (this.#buffer.length < count && await this.#fill());
+    const out = this.#buffer.slice(0, count);
+    this.#buffer = this.#buffer.slice(count);
+    return out;
+  }
+
   /** Reads until the server closes the TCP connection. */
   async readToEnd(): Promise<Uint8Array> {
     while (await this.#fill());

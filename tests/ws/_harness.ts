@@ -6,7 +6,12 @@
  *
  * @module
  */
-import { createContext, createMemoryLogger, type MemoryLogger, TerretError } from "@terret/hames";
+import {
+  createContext,
+  createMemoryLogger,
+  type MemoryLogger,
+  type TerretError,
+} from "@terret/hames";
 import {
   type AppendInput,
   type Content,
@@ -17,8 +22,8 @@ import {
 import {
   type AgentGateway,
   type AgentLink,
-  type WsConfigInput,
   wsConfig,
+  type WsConfigInput,
   WsServer,
 } from "@terret/ws";
 import { type OpenOptions, WsClient } from "./_clients.ts";
@@ -105,6 +110,8 @@ export interface Harness extends AsyncDisposable {
     agentId: string,
     options?: OpenOptions,
   ): Promise<{ client: WsClient; hello: Record<string, unknown> }>;
+  /** Creates an agent's session as the gateway would on first contact. */
+  create(agentId: string): Promise<SessionEvent>;
   /** Appends events to an agent's session as a busy agent would. */
   append(agentId: string, ...inputs: AppendInput[]): Promise<SessionEvent[]>;
   /** Stops the server, then the log and the store, then removes the directory. */
@@ -157,6 +164,9 @@ export async function startHarness(
       const client = await WsClient.open(url(agentId), open);
       const hello = await client.next();
       return { client, hello };
+    },
+    create(agentId) {
+      return sessions.create({ session_id: agentId, meta: { agent_id: agentId } });
     },
     async append(agentId, ...inputs) {
       const out: SessionEvent[] = [];

@@ -45,13 +45,7 @@ async function refused(port: number, request: string): Promise<string> {
     await client.write(new TextEncoder().encode(request));
     const head = await client.readHead();
     assert.notEqual(head.status, 101, "the server upgraded a request it should have refused");
-    const length = Number(head.headers.get("content-length"));
-    let body = new Uint8Array(0);
-    while (body.length < length) {
-      const rest = await client.readToEnd();
-      body = new Uint8Array([...body, ...rest]);
-      if (rest.length === 0) break;
-    }
+    const body = await client.readExactly(Number(head.headers.get("content-length")));
     return withoutDate(new TextEncoder().encode(`${head.lines.join("\r\n")}\r\n\r\n`)) +
       decoder.decode(body);
   } finally {
@@ -63,7 +57,6 @@ const UNAUTHORIZED = [
   "HTTP/1.1 401 Unauthorized",
   "content-type: text/plain; charset=utf-8",
   'www-authenticate: Bearer realm="terret"',
-  "vary: Accept-Encoding",
   "content-length: 12",
   "date: <date>",
   "",
@@ -103,7 +96,6 @@ Deno.test("a malformed agent id answers 400 before auth, with or without a token
           [
             "HTTP/1.1 400 Bad Request",
             "content-type: text/plain; charset=utf-8",
-            "vary: Accept-Encoding",
             "content-length: 16",
             "date: <date>",
             "",
@@ -137,7 +129,9 @@ Deno.test("missing, wrong and not-granted tokens get byte-identical 401s, for an
     "wrong subprotocol token": {
       "Sec-WebSocket-Protocol": "terret.v1, bearer.wrong-token-000000000000000000",
     },
-    "not-granted subprotocol token": { "Sec-WebSocket-Protocol": `terret.v1, bearer.${ORCH_TOKEN}` },
+    "not-granted subprotocol token": {
+      "Sec-WebSocket-Protocol": `terret.v1, bearer.${ORCH_TOKEN}`,
+    },
     "bearer subprotocol without terret.v1": { "Sec-WebSocket-Protocol": `bearer.${TOKEN}` },
   };
   for (const agent of ["orch-8.known", "orch-8.never-seen"]) {
@@ -151,7 +145,7 @@ Deno.test("missing, wrong and not-granted tokens get byte-identical 401s, for an
     );
     assert.deepStrictEqual(
       [agent, plain],
-      [agent, UNAUTHORIZED.replace("content-length: 12", "connection: close\r\ncontent-length: 12")],
+      [agent, UNAUTHORIZED.replace("date: <date>", "date: <date>\r\nconnection: close")],
     );
   }
   // Auth came before resolution: only the granted connection ever reached the agents.
@@ -207,10 +201,9 @@ Deno.test("an authorized request that is not an upgrade gets 426", async () => {
       "HTTP/1.1 426 Upgrade Required",
       "content-type: text/plain; charset=utf-8",
       "upgrade: websocket",
-      "vary: Accept-Encoding",
-      "connection: close",
       "content-length: 26",
       "date: <date>",
+      "connection: close",
       "",
       "websocket upgrade required",
     ].join("\r\n"),

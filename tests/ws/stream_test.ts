@@ -65,24 +65,29 @@ Deno.test("a connection dropped mid-turn cancels nothing; the reconnect from las
   await using h = await startHarness();
   const first = await rawSubscriber(h, "a1", 1);
   await first.sendText(JSON.stringify({ type: "message", content: "work for a while", ref: "m" }));
-  // The agent keeps writing throughout: 300 chunks, then the end of its turn.
+  // The agent keeps writing throughout: 150 chunks, then (once the connection is gone) 150 more and the end of
+  // its turn.
+  const dropped = Promise.withResolvers<void>();
   let writing = true;
   const writer = (async () => {
     await h.append("a1", { type: "turn/start", payload: {} }, {
       type: "user/message",
       payload: { content: "work for a while" },
     });
-    for (let i = 0; i < 300; i++) await h.append("a1", chunk(`part ${i} `));
+    for (let i = 0; i < 150; i++) await h.append("a1", chunk(`part ${i} `));
+    await dropped.promise;
+    for (let i = 150; i < 300; i++) await h.append("a1", chunk(`part ${i} `));
     await h.append("a1", { type: "turn/end", payload: { status: "completed" } });
     writing = false;
   })();
-  // Read until seq 100 has arrived, then drop the TCP connection without a close frame.
+  // Read until seq 100 and the message's ack have arrived, then drop the TCP connection without a close frame.
   const before: Frame[] = [];
-  while (!seqs(before).includes(100)) {
+  while (!seqs(before).includes(100) || !before.some((frame) => frame.ref === "m")) {
     const frame = await within(first.readFrame(), 10_000, "a frame before the drop");
     if (frame!.opcode === 0x1) before.push(JSON.parse(decoder.decode(frame!.payload)));
   }
   first.close();
+  dropped.resolve();
   const lastSeq = Math.max(...seqs(before));
   const second = await WsClient.open(h.url("a1"), { token: TOKEN });
   await second.next(); // hello
@@ -111,6 +116,7 @@ Deno.test("a connection dropped mid-turn cancels nothing; the reconnect from las
 
 Deno.test("a replay past replay_limit is truncated, and says so first", async () => {
   await using h = await startHarness({ replay_limit: 10 });
+  await h.create("a1");
   await h.append("a1", ...Array.from({ length: 24 }, (_, i) => chunk(`c${i}`))); // head 25
   const stored = await h.sessions.read("a1");
   for (
@@ -170,7 +176,11 @@ Deno.test("a slow reader is sent lagged and closed with 4008 while another agent
     ...(await h.sessions.read("fast")).map(eventFrame),
   ]);
   // Now the slow reader reads what it was sent: contiguous events from 1, then lagged naming the last, then 4008.
-  const { frames, close } = await within(slow.readUntilClose(), 30_000, "the slow reader's backlog");
+  const { frames, close } = await within(
+    slow.readUntilClose(),
+    30_000,
+    "the slow reader's backlog",
+  );
   slow.close();
   assert.deepStrictEqual(close, { code: 4008, reason: "lagged" });
   const events = frames.filter((frame) => frame.type === "event");
@@ -200,6 +210,8 @@ Deno.test("a replay waiting on a reader that stopped reading is dropped after se
     send_timeout_seconds: 0.3,
   });
   const big = "y".repeat(64 * 1024);
+  await h.create("stuck");
+  await h.create("next");
   await h.append("stuck", ...Array.from({ length: 100 }, () => chunk(big))); // 6.4 MiB to replay
   await h.append("next", chunk("hello"));
   const stuck = await rawSubscriber(h, "stuck", 1); // never reads
@@ -224,7 +236,7 @@ Deno.test("replays beyond max_concurrent_replays wait their turn and all complet
   await using h = await startHarness({ max_concurrent_replays: 2 });
   const agents = ["r1", "r2", "r3", "r4", "r5"];
   for (const agent of agents) {
-    await h.sessions.create({ session_id: agent, meta: { agent_id: agent } });
+    await h.create(agent);
     await h.append(agent, ...Array.from({ length: 2000 }, (_, i) => chunk(`${agent}-${i}`)));
   }
   const clients = await Promise.all(agents.map((agent) => h.connect(agent)));

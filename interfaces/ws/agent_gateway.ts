@@ -1,0 +1,53 @@
+/**
+ * The agent side the socket drives: resolve-or-create an agent and its durable session, then steer it. The socket
+ * never appends model-visible input itself; every steering frame lands on this seam.
+ *
+ * @module
+ */
+import type { Content } from "@terret/core";
+
+/** Options carrying only a signal. */
+export interface GatewaySignal {
+  readonly signal?: AbortSignal;
+}
+
+/** Options for {@linkcode AgentLink.steer}. */
+export interface SteerOptions extends GatewaySignal {
+  /** Start a turn when the agent is idle (`true`), or wait for the running one or the next waking message. */
+  readonly wake: boolean;
+}
+
+/**
+ * One agent as the socket sees it: its ids and the verbs the client frames map to.
+ *
+ * Contract: a link is a handle, not a lease. The socket drops it without telling when its connection ends, and
+ * nothing about the agent (its turn, its inbox) may depend on the link or the connection still existing.
+ * `message` and `steer` resolve once the content is accepted into the agent's inbox, never waiting for the turn;
+ * `cancel` is cooperative and idempotent (with no turn running it does nothing). Each rejects with a
+ * `TerretError` naming why when it cannot accept the request, and then nothing was queued.
+ */
+export interface AgentLink {
+  /** The agent's id (as in the URL). */
+  readonly agentId: string;
+  /** The agent's durable session. */
+  readonly sessionId: string;
+  /** Queues a user message and wakes the agent. */
+  message(content: Content, options?: GatewaySignal): Promise<void>;
+  /** Queues context for the next step boundary (`context/injected`). */
+  steer(content: Content, options: SteerOptions): Promise<void>;
+  /** Asks the running turn to stop; it ends `cancelled`. */
+  cancel(reason: string | undefined, options?: GatewaySignal): Promise<void>;
+}
+
+/**
+ * Resolves agents for the socket.
+ *
+ * Contract: `open` resolves the agent with this id, creating it and its durable session on first contact, and
+ * finds the same agent and session again after a restart of the process. It is only ever called after the
+ * connection is authorized for this id. It rejects with a `TerretError` when the agent cannot be had (an agent
+ * cap, a store failure); the socket then answers `503` with the error's code.
+ */
+export interface AgentGateway {
+  /** Resolves (or creates) the agent. */
+  open(agentId: string, options?: GatewaySignal): Promise<AgentLink>;
+}

@@ -1,0 +1,100 @@
+/**
+ * The `interfaces.ws` row's config: where to listen, who may connect to which agents, and every limit the socket
+ * enforces (docs/protocol.md §8).
+ *
+ * @module
+ */
+import { z } from "zod";
+
+/** Characters a token may hold: also valid in a subprotocol name, so a browser can send `bearer.<token>`. */
+export const TOKEN_PATTERN: RegExp = /^[A-Za-z0-9._~+/=-]{16,512}$/;
+
+/** One token and the agent ids it is granted. */
+export interface TokenGrant {
+  /** The secret a client presents. */
+  readonly token: string;
+  /** Case-sensitive `fnmatch` globs over agent ids (`*`, `orch-7.*`). */
+  readonly agents: readonly string[];
+}
+
+/** The socket's config, defaults applied. */
+export interface WsConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly tokens: readonly TokenGrant[];
+  readonly heartbeat_seconds: number;
+  readonly replay_limit: number;
+  readonly max_concurrent_replays: number;
+  readonly queue_limit: number;
+  readonly send_timeout_seconds: number;
+  readonly max_frame_bytes: number;
+  readonly frame_rate: number;
+  readonly max_connections: number;
+}
+
+/** The config as a row may write it: `tokens` required, everything else defaulted. */
+export interface WsConfigInput {
+  readonly host?: string;
+  readonly port?: number;
+  readonly tokens: readonly TokenGrant[];
+  readonly heartbeat_seconds?: number;
+  readonly replay_limit?: number;
+  readonly max_concurrent_replays?: number;
+  readonly queue_limit?: number;
+  readonly send_timeout_seconds?: number;
+  readonly max_frame_bytes?: number;
+  readonly frame_rate?: number;
+  readonly max_connections?: number;
+}
+
+/** The largest frame Deno's WebSocket accepts at all; `max_frame_bytes` may not exceed it. */
+export const DENO_MAX_FRAME_BYTES = 64 * 1024 * 1024;
+
+const schema: z.ZodType<WsConfig, WsConfigInput> = z.strictObject({
+  host: z.string().min(1).default("127.0.0.1").describe(
+    "Listen address; 127.0.0.1 unless the row says otherwise (0.0.0.0 exposes every agent's stream to the network)",
+  ),
+  port: z.number().int().min(0).max(65535).default(7878).describe(
+    "Listen port (0: any free port)",
+  ),
+  tokens: z.array(
+    z.strictObject({
+      token: z.string().regex(
+        TOKEN_PATTERN,
+        "a token is 16 to 512 characters from A-Z a-z 0-9 . _ ~ + / = -",
+      ),
+      agents: z.array(z.string().min(1).max(256)).min(1).describe(
+        "Case-sensitive fnmatch globs over agent ids this token may connect to (* for all)",
+      ),
+    }),
+  ).min(1).describe(
+    "Bearer tokens and the agent ids each may reach; the base bundle uses !env TERRET_TOKEN granted *, and " +
+      "trt serve generates and stores one under TERRET_HOME when that variable is unset",
+  ),
+  heartbeat_seconds: z.number().int().min(0).max(3600).default(30).describe(
+    "Ping interval and pong deadline (Deno's idleTimeout); 0 disables; applies to new connections",
+  ),
+  replay_limit: z.number().int().min(1).default(10_000).describe(
+    "Most events replayed per subscribe; an older from_seq gets replay_truncated",
+  ),
+  max_concurrent_replays: z.number().int().min(1).default(4).describe(
+    "Replays running at once across the server; further subscribes wait their turn",
+  ),
+  queue_limit: z.number().int().min(1024).default(8 * 1024 * 1024).describe(
+    "Bytes a connection may have queued (bufferedAmount) before it is sent lagged and closed with 4008",
+  ),
+  send_timeout_seconds: z.number().min(0.01).max(3600).default(30).describe(
+    "A connection whose queued bytes make no progress for this long is dropped as lagged",
+  ),
+  max_frame_bytes: z.number().int().min(1024).max(DENO_MAX_FRAME_BYTES).default(1024 * 1024)
+    .describe("Largest client frame in UTF-8 bytes; a larger one closes the connection with 1009"),
+  frame_rate: z.number().int().min(1).default(100).describe(
+    "Client frames per second per connection (burst of the same size); excess frames are dropped",
+  ),
+  max_connections: z.number().int().min(1).default(1024).describe(
+    "Open connections across the server; a further upgrade gets 503",
+  ),
+}) as unknown as z.ZodType<WsConfig, WsConfigInput>;
+
+/** The `interfaces.ws` row's config schema. */
+export const wsConfig: z.ZodType<WsConfig, WsConfigInput> = schema;

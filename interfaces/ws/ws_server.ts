@@ -1,0 +1,316 @@
+/**
+ * The socket server: `Deno.serve` on the configured address, the routes, auth before resolution, the upgrade, one
+ * connection per agent (a newer one supersedes), the replay slots, the stalled-reader sweep, live reconfigure and
+ * graceful shutdown.
+ *
+ * @module
+ */
+import type { Logger } from "@terret/hames";
+import type { SessionEvent, Sessions } from "@terret/core";
+import type { AgentGateway, AgentLink } from "./agent_gateway.ts";
+import { presentedToken, SUBPROTOCOL, TokenGate } from "./auth.ts";
+import type { WsConfig } from "./config.ts";
+import { CLOSE, Connection, type ConnectionHost, type EventFrame } from "./connection.ts";
+import { ReplaySlots } from "./_limits.ts";
+import { healthResponse, route, textResponse, unauthorizedResponse } from "./routes.ts";
+
+/** Options for {@linkcode WsServer.start}. */
+export interface WsServerOptions {
+  /** The session log events are read from (and `policy/updated` appended to). */
+  readonly sessions: Sessions;
+  /** Where agents are resolved and steered. */
+  readonly agents: AgentGateway;
+  /** The parsed `interfaces.ws` config. */
+  readonly config: WsConfig;
+  /** Where failures are reported. */
+  readonly logger?: Logger;
+  /** The millisecond clock the frame-rate buckets read (default `performance.now`); tests freeze it. */
+  readonly now?: () => number;
+}
+
+/** What the server is doing, for operators and tests. */
+export interface WsStats {
+  /** Connections not yet closed (closing ones included). */
+  readonly connections: number;
+  /** Replays holding a slot. */
+  readonly replays_running: number;
+  /** Subscribes waiting for a replay slot. */
+  readonly replays_waiting: number;
+  /** The most replays that ever ran at once. */
+  readonly replays_peak: number;
+  /** Connections dropped as lagged since the start. */
+  readonly lagged: number;
+  /** Connections superseded by a newer one since the start. */
+  readonly superseded: number;
+}
+
+/** How long `close` waits for clients to answer the shutdown close before the listener is torn down. */
+const SHUTDOWN_GRACE_MS = 1000;
+
+/**
+ * The WebSocket event stream server (docs/protocol.md).
+ *
+ * Contract: auth is decided before the agent is resolved, and every failed auth gets the same answer; the server
+ * never cancels or fails a turn (a dropped or superseded connection only stops sending); everything a client
+ * receives as an `event` was read from the session log. `close` stops accepting, closes every connection with
+ * 1001 and resolves once the listener and every connection's work have ended.
+ *
+ * @example
+ * ```ts ignore
+ * const server = await WsServer.start({ sessions, agents, config: wsConfig.parse({ tokens }) });
+ * console.log(server.url); // ws://127.0.0.1:7878
+ * await server.close();
+ * ```
+ */
+export class WsServer implements AsyncDisposable {
+  readonly #sessions: Sessions;
+  readonly #agents: AgentGateway;
+  readonly #logger: Logger | undefined;
+  readonly #now: () => number;
+  readonly #slots: ReplaySlots;
+  readonly #connections = new Set<Connection>();
+  readonly #byAgent = new Map<string, Connection>();
+  readonly #frames = new WeakMap<SessionEvent, EventFrame>();
+  readonly #host: ConnectionHost;
+  /** Aborted when the server closes: ends agent resolutions still in flight. */
+  readonly #stopping = new AbortController();
+  #config: WsConfig;
+  #gate: TokenGate;
+  #http!: Deno.HttpServer<Deno.NetAddr>;
+  #sweep: ReturnType<typeof setInterval> | undefined;
+  #pending = 0;
+  #lagged = 0;
+  #superseded = 0;
+  #closing: Promise<void> | undefined;
+
+  private constructor(options: WsServerOptions) {
+    this.#sessions = options.sessions;
+    this.#agents = options.agents;
+    this.#logger = options.logger;
+    this.#now = options.now ?? (() => performance.now());
+    this.#config = options.config;
+    this.#gate = new TokenGate(options.config.tokens);
+    this.#slots = new ReplaySlots(options.config.max_concurrent_replays);
+    const currentConfig = (): WsConfig => this.#config;
+    this.#host = {
+      sessions: options.sessions,
+      get config() {
+        return currentConfig();
+      },
+      slots: this.#slots,
+      logger: options.logger,
+      frameOf: (event) => this.#frameOf(event),
+      lagged: (connection) => {
+        this.#lagged++;
+        this.#forgetAgent(connection);
+        this.#logger?.log("warn", "A socket reader fell behind and was dropped (lagged)", {
+          agent_id: connection.agentId,
+        });
+      },
+      closed: (connection) => {
+        this.#connections.delete(connection);
+        this.#forgetAgent(connection);
+      },
+    };
+  }
+
+  /**
+   * Binds the configured address and starts serving.
+   *
+   * @throws {Deno.errors.AddrInUse} (or another listen error) when the address cannot be bound
+   */
+  static start(options: WsServerOptions): Promise<WsServer> {
+    const server = new WsServer(options);
+    server.#http = server.#listen(options.config);
+    server.#startSweep();
+    return Promise.resolve(server);
+  }
+
+  /** The bound port. */
+  get port(): number {
+    return this.#http.addr.port;
+  }
+
+  /** The bound host. */
+  get hostname(): string {
+    return this.#http.addr.hostname;
+  }
+
+  /** `ws://host:port`. */
+  get url(): string {
+    const host = this.hostname.includes(":") ? `[${this.hostname}]` : this.hostname;
+    return `ws://${host}:${this.port}`;
+  }
+
+  /** The current config. */
+  get config(): WsConfig {
+    return this.#config;
+  }
+
+  /** The server's figures. */
+  stats(): WsStats {
+    const slots = this.#slots.stats();
+    return {
+      connections: this.#connections.size,
+      replays_running: slots.running,
+      replays_waiting: slots.waiting,
+      replays_peak: slots.peak,
+      lagged: this.#lagged,
+      superseded: this.#superseded,
+    };
+  }
+
+  /**
+   * Applies a new config to the running server: tokens (closing with 1008 every connection its token no longer
+   * grants), limits and caps at once; heartbeat and frame rate for new connections. A changed address is bound
+   * first (a failure throws and changes nothing), then the old listener and its connections are closed (1001).
+   */
+  async reconfigure(config: WsConfig): Promise<void> {
+    const moved = config.host !== this.#config.host || config.port !== this.#config.port;
+    const fresh = moved ? this.#listen(config) : undefined;
+    const old = this.#http;
+    this.#config = config;
+    this.#gate = new TokenGate(config.tokens);
+    this.#slots.resize(config.max_concurrent_replays);
+    this.#startSweep();
+    for (const connection of [...this.#connections]) {
+      if (moved) connection.close(CLOSE.goingAway, "server address changed");
+      else if (!this.#gate.stillGrants(connection.grant, connection.agentId)) {
+        connection.close(CLOSE.policy, "token revoked");
+      }
+    }
+    if (fresh !== undefined) {
+      this.#http = fresh;
+      await this.#drain([...this.#connections]);
+      await old.shutdown();
+    }
+  }
+
+  /** Stops the server (idempotent): see the class contract. */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #shutdown(): Promise<void> {
+    if (this.#sweep !== undefined) clearInterval(this.#sweep);
+    this.#stopping.abort();
+    const connections = [...this.#connections];
+    for (const connection of connections) {
+      connection.close(CLOSE.goingAway, "server shutting down");
+    }
+    await this.#drain(connections);
+    await this.#http.shutdown();
+    await Promise.allSettled(connections.map((connection) => connection.settled()));
+  }
+
+  /** Waits (at most the grace period) for `connections` to finish closing. */
+  async #drain(connections: readonly Connection[]): Promise<void> {
+    const started = performance.now();
+    while (
+      connections.some((connection) => this.#connections.has(connection)) &&
+      performance.now() - started < SHUTDOWN_GRACE_MS
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  #listen(config: WsConfig): Deno.HttpServer<Deno.NetAddr> {
+    return Deno.serve({
+      hostname: config.host,
+      port: config.port,
+      onListen() {},
+      onError: (error) => {
+        this.#logger?.log("error", "The socket server failed to answer a request", { error });
+        return textResponse(500, "internal error");
+      },
+    }, (request) => this.#handle(request));
+  }
+
+  #startSweep(): void {
+    if (this.#sweep !== undefined) clearInterval(this.#sweep);
+    const every = Math.min(1000, Math.max(10, (this.#config.send_timeout_seconds * 1000) / 4));
+    this.#sweep = setInterval(() => {
+      const now = performance.now();
+      for (const connection of this.#connections) connection.checkStalled(now);
+    }, every);
+  }
+
+  async #handle(request: Request): Promise<Response> {
+    const target = route(request.method, new URL(request.url).pathname);
+    switch (target.kind) {
+      case "health":
+        return healthResponse();
+      case "not_found":
+        return textResponse(404, "not found");
+      case "bad_agent_id":
+        return textResponse(400, "invalid agent id");
+    }
+    const { agentId } = target;
+    const presented = presentedToken(request.headers);
+    const grant = this.#gate.authorize(presented?.token, agentId);
+    if (grant === undefined) return unauthorizedResponse();
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+      return textResponse(426, "websocket upgrade required", { upgrade: "websocket" });
+    }
+    if (this.#closing !== undefined) return textResponse(503, "server shutting down");
+    if (this.#connections.size + this.#pending >= this.#config.max_connections) {
+      return textResponse(503, "too many connections");
+    }
+    this.#pending++;
+    let link: AgentLink;
+    try {
+      link = await this.#agents.open(agentId, { signal: this.#stopping.signal });
+    } catch (error) {
+      const code = (error as { code?: unknown })?.code;
+      this.#logger?.log("warn", "The socket could not resolve an agent", {
+        agent_id: agentId,
+        error,
+      });
+      return textResponse(
+        503,
+        `agent unavailable: ${typeof code === "string" ? code : "internal error"}`,
+      );
+    } finally {
+      this.#pending--;
+    }
+    if (this.#closing !== undefined) return textResponse(503, "server shutting down");
+    let upgraded: Deno.WebSocketUpgrade;
+    try {
+      upgraded = Deno.upgradeWebSocket(request, {
+        idleTimeout: this.#config.heartbeat_seconds,
+        ...(presented?.viaSubprotocol === true ? { protocol: SUBPROTOCOL } : {}),
+      });
+    } catch {
+      return textResponse(400, "bad websocket handshake");
+    }
+    const connection = new Connection(upgraded.socket, link, grant, this.#host, this.#now);
+    this.#connections.add(connection);
+    const previous = this.#byAgent.get(agentId);
+    this.#byAgent.set(agentId, connection);
+    if (previous !== undefined && previous !== connection) {
+      this.#superseded++;
+      previous.close(CLOSE.superseded, "superseded");
+    }
+    return upgraded.response;
+  }
+
+  #forgetAgent(connection: Connection): void {
+    if (this.#byAgent.get(connection.agentId) === connection) {
+      this.#byAgent.delete(connection.agentId);
+    }
+  }
+
+  #frameOf(event: SessionEvent): EventFrame {
+    let frame = this.#frames.get(event);
+    if (frame === undefined) {
+      frame = { text: `{"type":"event","event":${JSON.stringify(event)}}`, bytes: undefined };
+      this.#frames.set(event, frame);
+    }
+    return frame;
+  }
+}
