@@ -42,6 +42,8 @@ export interface EventFrame {
 /** What a connection needs from its server. */
 export interface ConnectionHost {
   readonly sessions: Sessions;
+  /** Starts (`true`) or stops (`false`) delivering the session's `session/event`s to {@linkcode Connection.live}. */
+  tail(connection: Connection, on: boolean): void;
   /** The live config (limits are read on every use, so a reconfigure applies at once). */
   readonly config: WsConfig;
   readonly slots: ReplaySlots;
@@ -55,6 +57,10 @@ export interface ConnectionHost {
 }
 
 const DRAIN_POLL_MS = 2;
+/** Events read from the store per page of a replay. */
+const REPLAY_PAGE = 1000;
+/** Live events buffered while a replay runs; past it the buffer is dropped and the replay reads on. */
+const LIVE_BUFFER_LIMIT = 10_000;
 
 /**
  * A connection. Created right after the upgrade; it owns the socket's handlers.
@@ -75,6 +81,12 @@ export class Connection {
   #pump: Promise<void> = Promise.resolve();
   #state: "connecting" | "open" | "closing" | "closed" = "connecting";
   #subscribed = false;
+  /** `replay` while reading the store (live events are buffered), then `live`. */
+  #mode: "idle" | "replay" | "live" = "idle";
+  /** The next seq to send. */
+  #next = 1;
+  #buffer: SessionEvent[] = [];
+  #behind = false;
   /** False once a frame decided the connection ends: later frames are ignored while earlier ones are answered. */
   #reading = true;
   #lastSent = 0;
@@ -119,6 +131,7 @@ export class Connection {
   close(code: number, reason: string): void {
     if (this.#state === "closing" || this.#state === "closed") return;
     this.#state = "closing";
+    this.#stopTail();
     this.#abort.abort();
     try {
       this.#socket.close(code, reason);
@@ -276,7 +289,10 @@ export class Connection {
       this.#send({ type: "replay_truncated", requested_from_seq: from, from_seq: start });
     }
     this.#lastSent = start - 1;
-    this.#pump = this.#run(start, head).catch((error) => {
+    this.#next = start;
+    this.#mode = "replay";
+    this.#host.tail(this, true);
+    this.#pump = this.#replay(head).catch((error) => {
       if (this.#abort.signal.aborted) return;
       this.#host.logger?.log("error", "The socket's event stream failed", {
         agent_id: this.agentId,
@@ -287,32 +303,103 @@ export class Connection {
     });
   }
 
-  /** Sends events `seq >= start`: the replay up to `head` under a replay slot and flow control, then the tail. */
-  async #run(start: number, head: number): Promise<void> {
+  /**
+   * Called synchronously for every durable event of this session, in seq order, once subscribed. During the replay
+   * it is buffered (bounded); in the live tail it is sent at once, or the reader is dropped as lagged.
+   */
+  live(event: SessionEvent): void {
+    if (this.#mode === "replay") {
+      if (this.#behind) return;
+      if (this.#buffer.length >= LIVE_BUFFER_LIMIT) {
+        this.#buffer = [];
+        this.#behind = true;
+      } else this.#buffer.push(event);
+      return;
+    }
+    if (this.#mode !== "live" || event.seq < this.#next) return;
+    if (event.seq > this.#next) {
+      // A gap cannot happen while the feed is ordered; should it, the store closes it.
+      this.#mode = "replay";
+      this.#behind = true;
+      this.#pump = this.#replay(0).catch(() => this.close(CLOSE.internal, "internal error"));
+      return;
+    }
+    this.#sendLive(event);
+  }
+
+  /**
+   * Sends the store's events from `#next`: those up to `head` (the replay proper) under a replay slot and flow
+   * control, later ones by the live rule; then hands over to the live tail with no gap and no duplicate (the
+   * events committed meanwhile were buffered by {@linkcode live}).
+   */
+  async #replay(head: number): Promise<void> {
     const signal = this.#abort.signal;
     let release: (() => void) | undefined;
     try {
-      if (start <= head) release = await this.#host.slots.acquire(signal);
-      for await (
-        const event of this.#host.sessions.stream(this.sessionId, { from_seq: start, signal })
-      ) {
+      if (this.#next <= head) release = await this.#host.slots.acquire(signal);
+      for (;;) {
         if (this.#state !== "open") return;
-        const frame = this.#host.frameOf(event);
-        if (release !== undefined) {
-          if (!await this.#room(frame)) return;
-        } else if (!this.#fits(frame)) {
-          return this.#lagged();
+        const page = await this.#host.sessions.read(this.sessionId, {
+          from_seq: this.#next,
+          limit: REPLAY_PAGE,
+          signal,
+        });
+        for (const event of page) {
+          if (this.#state !== "open") return;
+          if (event.seq !== this.#next) continue;
+          if (event.seq <= head) {
+            const frame = this.#host.frameOf(event);
+            if (!await this.#room(frame)) return;
+            this.#socket.send(frame.text);
+            this.#lastSent = event.seq;
+            this.#next++;
+          } else {
+            release?.();
+            release = undefined;
+            if (!this.#sendLive(event)) return;
+          }
         }
-        this.#socket.send(frame.text);
-        this.#lastSent = event.seq;
-        if (release !== undefined && event.seq >= head) {
-          release();
+        if (this.#next > head) {
+          release?.();
           release = undefined;
         }
+        if (page.length === REPLAY_PAGE) continue;
+        // Caught up with the store as of that read: what was committed since is buffered. Drain it and go live,
+        // unless the buffer overflowed or shows a gap, in which case the store is read again.
+        const buffered = this.#buffer;
+        const behind = this.#behind;
+        this.#buffer = [];
+        this.#behind = false;
+        let gap = behind;
+        for (const event of buffered) {
+          if (event.seq < this.#next) continue;
+          if (event.seq > this.#next) {
+            gap = true;
+            break;
+          }
+          if (!this.#sendLive(event)) return;
+        }
+        if (gap) continue;
+        this.#mode = "live";
+        return;
       }
     } finally {
       release?.();
     }
+  }
+
+  /** Sends one event in the live tail; false (and the reader dropped as lagged) when it does not fit. */
+  #sendLive(event: SessionEvent): boolean {
+    if (this.#state !== "open") return false;
+    const frame = this.#host.frameOf(event);
+    if (!this.#fits(frame)) {
+      this.#lagged();
+      return false;
+    }
+    this.#socket.send(frame.text);
+    this.#lastSent = event.seq;
+    this.#next = event.seq + 1;
+    return true;
   }
 
   /** True when `frame` fits the queue now (a frame always fits an empty queue). */
@@ -373,9 +460,17 @@ export class Connection {
     });
   }
 
+  #stopTail(): void {
+    if (this.#mode === "idle") return;
+    this.#mode = "idle";
+    this.#buffer = [];
+    this.#host.tail(this, false);
+  }
+
   #gone(): void {
     if (this.#state === "closed") return;
     this.#state = "closed";
+    this.#stopTail();
     this.#abort.abort();
     this.#host.closed(this);
   }

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { Logger } from "@terret/hames";
-import type { SessionEvent, Sessions } from "@terret/core";
+import type { Context, Disposer, Logger } from "@terret/hames";
+import { type SessionEvent, SessionEventAppended, type Sessions } from "@terret/core";
 import type { AgentGateway, AgentLink } from "./agent_gateway.ts";
 import { presentedToken, SUBPROTOCOL, TokenGate } from "./auth.ts";
 import type { WsConfig } from "./config.ts";
@@ -16,6 +16,11 @@ import { healthResponse, route, textResponse, unauthorizedResponse } from "./rou
 
 /** Options for {@linkcode WsServer.start}. */
 export interface WsServerOptions {
+  /**
+   * The context the session log announces `session/event` on: the server listens there for the live tail (the
+   * listener is an effect of this context, removed when the server closes).
+   */
+  readonly ctx: Context;
   /** The session log events are read from (and `policy/updated` appended to). */
   readonly sessions: Sessions;
   /** Where agents are resolved and steered. */
@@ -32,6 +37,8 @@ export interface WsServerOptions {
 export interface WsStats {
   /** Connections not yet closed (closing ones included). */
   readonly connections: number;
+  /** Connections subscribed and not yet closing. */
+  readonly subscribers: number;
   /** Replays holding a slot. */
   readonly replays_running: number;
   /** Subscribes waiting for a replay slot. */
@@ -71,6 +78,9 @@ export class WsServer implements AsyncDisposable {
   readonly #connections = new Set<Connection>();
   readonly #byAgent = new Map<string, Connection>();
   readonly #frames = new WeakMap<SessionEvent, EventFrame>();
+  /** Subscribed connections by session: who hears each `session/event`. */
+  readonly #tails = new Map<string, Set<Connection>>();
+  readonly #unlisten: Disposer;
   readonly #host: ConnectionHost;
   /** Aborted when the server closes: ends agent resolutions still in flight. */
   readonly #stopping = new AbortController();
@@ -94,6 +104,16 @@ export class WsServer implements AsyncDisposable {
     const currentConfig = (): WsConfig => this.#config;
     this.#host = {
       sessions: options.sessions,
+      tail: (connection, on) => {
+        let set = this.#tails.get(connection.sessionId);
+        if (on) {
+          if (set === undefined) this.#tails.set(connection.sessionId, set = new Set());
+          set.add(connection);
+        } else if (set !== undefined) {
+          set.delete(connection);
+          if (set.size === 0) this.#tails.delete(connection.sessionId);
+        }
+      },
       get config() {
         return currentConfig();
       },
@@ -112,6 +132,10 @@ export class WsServer implements AsyncDisposable {
         this.#forgetAgent(connection);
       },
     };
+    this.#unlisten = options.ctx.on(SessionEventAppended, (event) => {
+      const set = this.#tails.get(event.session_id);
+      if (set !== undefined) for (const connection of set) connection.live(event);
+    });
   }
 
   /**
@@ -152,6 +176,7 @@ export class WsServer implements AsyncDisposable {
     const slots = this.#slots.stats();
     return {
       connections: this.#connections.size,
+      subscribers: [...this.#tails.values()].reduce((sum, set) => sum + set.size, 0),
       replays_running: slots.running,
       replays_waiting: slots.waiting,
       replays_peak: slots.peak,
@@ -206,6 +231,7 @@ export class WsServer implements AsyncDisposable {
     await this.#drain(connections);
     await this.#http.shutdown();
     await Promise.allSettled(connections.map((connection) => connection.settled()));
+    this.#unlisten();
   }
 
   /** Waits (at most the grace period) for `connections` to finish closing. */

@@ -136,6 +136,7 @@ export async function startHarness(
   const sessions = new SessionLog(ctx, store);
   const agents = new RecordingAgents(sessions);
   const server = await WsServer.start({
+    ctx,
     sessions,
     agents,
     config: wsConfig.parse({ port: 0, tokens: TOKENS, ...config }),
