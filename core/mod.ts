@@ -64,7 +64,52 @@ export {
   SubprocessKey,
 } from "./seams/subprocess.ts";
 export { type Workspace, WorkspaceKey } from "./seams/workspace.ts";
-export { AgentDisposed, type AgentDisposedPayload } from "./agents/events.ts";
+export {
+  AGENT_EVENTS,
+  AgentDisposed,
+  type AgentDisposedPayload,
+  type AgentStatus,
+  AgentStatusChanged,
+  type AgentStatusChangedPayload,
+} from "./agents/events.ts";
+export type { Agent, IdleOptions, InjectOptions } from "./agents/agent.ts";
+export {
+  AGENT_SHUTDOWN,
+  type Driver,
+  LoopKey,
+  type OpenTurn,
+  TURN_CANCELLED,
+  type TurnOutcome,
+  type TurnRun,
+} from "./agents/driver.ts";
+export { Inbox } from "./agents/inbox.ts";
+export { findOpenTurn } from "./agents/open_turn.ts";
+export {
+  AgentRegistry,
+  type Agents,
+  type AgentsConfig,
+  agentsConfig,
+  AgentsKey,
+  assertAgentId,
+  type CreateAgentOptions,
+  type DisposeAgentOptions,
+  type EnsureAgentOptions,
+} from "./agents/agent_registry.ts";
+export {
+  AgentPreStep,
+  AgentRequest,
+  type AgentRequestPayload,
+  AgentTurnStopping,
+  type InputItem,
+  LOOP_EVENTS,
+  type PreStepPayload,
+  type PreStepResult,
+  type TurnStatus,
+  type TurnStoppingPayload,
+  type TurnStoppingResult,
+} from "./loop/events.ts";
+export { AgentLoop, type LoopConfig, loopConfig } from "./loop/loop.ts";
+export { carriesMarker } from "./loop/redaction.ts";
 export {
   type AppendInput,
   assertSessionId,
@@ -148,6 +193,7 @@ export {
   type EventTypeOptions,
   type ForkOptions,
   type InvariantReport,
+  type ScrubberOptions,
   SessionLog,
   type SessionLogOptions,
   type Sessions,

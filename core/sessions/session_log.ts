@@ -25,6 +25,7 @@ import {
 } from "./envelope.ts";
 import { InvariantViolated, SESSION_EVENT_TYPES, SessionEventAppended } from "./events.ts";
 import { LiveFeed } from "./_live_feed.ts";
+import { HistoryCache } from "./_history_cache.ts";
 import {
   DEFAULT_MAX_PAYLOAD_BYTES,
   type NormalizedPayload,
@@ -75,6 +76,16 @@ export interface InvariantReport {
   readonly derived_digest: string;
 }
 
+/** Options for {@linkcode Sessions.registerScrubber}. */
+export interface ScrubberOptions {
+  /**
+   * The replacement text the scrubber writes in place of what it removes (`[REDACTED]`). Declaring it lets
+   * consumers recognise redacted values: the loop refuses to re-execute, on resume, a tool call whose logged name or
+   * arguments carry a marker, since the call can no longer be reconstructed.
+   */
+  readonly marker?: string;
+}
+
 /** Options for {@linkcode Sessions.registerEventType}. */
 export interface EventTypeOptions {
   /** How the type projects into model context, or `null` when it is never model-visible. */
@@ -117,8 +128,15 @@ export interface Sessions {
   ): Promise<InvariantReport>;
   /** Normalizes a payload exactly as an append of `type` would (scrubbers and cap included). */
   normalize(type: string, payload: unknown): NormalizedPayload;
-  /** Adds a scrubber for as long as `owner` lives. */
-  registerScrubber(owner: Context, scrubber: Scrubber): Disposer;
+  /** Adds a scrubber (and the marker it writes) for as long as `owner` lives. */
+  registerScrubber(owner: Context, scrubber: Scrubber, options?: ScrubberOptions): Disposer;
+  /**
+   * True while any scrubber is registered: a streaming producer must then hand a whole run of text to one append,
+   * since a scrubber only sees one payload at a time and a secret split across two appends would pass it.
+   */
+  readonly scrubbing: boolean;
+  /** The markers the registered scrubbers declared, in registration order (duplicates removed). */
+  redactionMarkers(): readonly string[];
   /** Adds a durable event type (and its projection) for as long as `owner` lives. */
   registerEventType(owner: Context, type: EventDefinition, options: EventTypeOptions): Disposer;
 }
@@ -135,6 +153,8 @@ export interface SessionLogOptions {
   readonly maxPayloadBytes?: number;
   /** Events a slow stream may buffer before it catches up from the store instead (default 10,000). */
   readonly streamBufferLimit?: number;
+  /** Sessions whose derived history is cached for `deriveMessages` (default 1,024). */
+  readonly historyCacheSessions?: number;
 }
 
 const RESERVED = new Set(["session/created", "session/forked"]);
@@ -159,10 +179,11 @@ export class SessionLog implements Sessions {
   readonly #store: SessionStore;
   readonly #maxBytes: number;
   readonly #bufferLimit: number;
-  readonly #scrubbers: { readonly fn: Scrubber }[] = [];
+  readonly #scrubbers: { readonly fn: Scrubber; readonly marker: string | undefined }[] = [];
   readonly #types = new Map<string, EventDefinition>();
   readonly #projections = new Map<string, Projection>(BUILTIN_PROJECTIONS);
   readonly #feeds = new Map<string, Set<LiveFeed>>();
+  readonly #histories: HistoryCache;
 
   /**
    * @param ctx the context `session/event` and `sessions/invariant_violated` are emitted on (its mode decides
@@ -175,6 +196,22 @@ export class SessionLog implements Sessions {
     this.#maxBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.#bufferLimit = options.streamBufferLimit ?? 10_000;
     for (const def of SESSION_EVENT_TYPES) this.#types.set(def.name, def);
+    const cacheSessions = options.historyCacheSessions ?? 1024;
+    if (!Number.isSafeInteger(cacheSessions) || cacheSessions < 1) {
+      throw new RangeError(
+        `Cannot create the session log: historyCacheSessions must be a positive integer, got ${cacheSessions}`,
+      );
+    }
+    this.#histories = new HistoryCache(this.#projections, {
+      head: (id, signal) => store.head(id, signal === undefined ? {} : { signal }),
+      read: (id, from, to, signal) =>
+        store.read(id, {
+          from_seq: from,
+          to_seq: to,
+          types: [...this.#projections.keys()],
+          ...(signal === undefined ? {} : { signal }),
+        }),
+    }, cacheSessions);
     ctx.effect(() => {
       const off = store.onCommit((event) => this.#committed(event));
       return () => {
@@ -288,7 +325,14 @@ export class SessionLog implements Sessions {
     return rollupUsage(await this.read(sessionId, { types: ["step/end"], ...signalOf(options) }));
   }
 
+  /**
+   * The model history projected from the stored log. Without `upto` it is served from a per-session cache that only
+   * durable commits and reads from the store advance (see `HistoryCache`): the store's head is read on every call and
+   * only the events not yet folded are read, so the result is exactly what a full replay would give.
+   */
   async deriveMessages(sessionId: string, options: DeriveFromLogOptions = {}): Promise<Message[]> {
+    assertSessionId(sessionId);
+    if (options.upto === undefined) return await this.#histories.derive(sessionId, options.signal);
     const events = await this.read(sessionId, {
       types: [...this.#projections.keys()],
       ...(options.upto === undefined ? {} : { to_seq: options.upto }),
@@ -345,12 +389,27 @@ export class SessionLog implements Sessions {
     });
   }
 
-  registerScrubber(owner: Context, scrubber: Scrubber): Disposer {
+  get scrubbing(): boolean {
+    return this.#scrubbers.length > 0;
+  }
+
+  redactionMarkers(): readonly string[] {
+    const markers = this.#scrubbers.flatMap((entry) =>
+      entry.marker === undefined ? [] : [entry.marker]
+    );
+    return [...new Set(markers)];
+  }
+
+  registerScrubber(owner: Context, scrubber: Scrubber, options: ScrubberOptions = {}): Disposer {
     if (typeof scrubber !== "function") {
       throw new TypeError("Cannot register a scrubber: it must be a function");
     }
+    const marker = options.marker;
+    if (marker !== undefined && (typeof marker !== "string" || marker === "")) {
+      throw new TypeError("Cannot register a scrubber: its marker must be a non-empty string");
+    }
     return owner.effect(() => {
-      const entry = { fn: scrubber };
+      const entry = { fn: scrubber, marker };
       this.#scrubbers.push(entry);
       return () => void this.#scrubbers.splice(this.#scrubbers.indexOf(entry) >>> 0, 1);
     }, "sessions: scrubber");
@@ -372,10 +431,13 @@ export class SessionLog implements Sessions {
     }
     return owner.effect(() => {
       this.#types.set(type.name, type);
-      if (options.projection !== null) this.#projections.set(type.name, options.projection);
+      if (options.projection !== null) {
+        this.#projections.set(type.name, options.projection);
+        this.#histories.clear();
+      }
       return () => {
         this.#types.delete(type.name);
-        this.#projections.delete(type.name);
+        if (this.#projections.delete(type.name)) this.#histories.clear();
       };
     }, `sessions: event type ${type.name}`);
   }
@@ -423,6 +485,7 @@ export class SessionLog implements Sessions {
   }
 
   #committed(event: SessionEvent): void {
+    this.#histories.committed(event);
     this.#ctx.emit(SessionEventAppended, event);
     const feeds = this.#feeds.get(event.session_id);
     if (feeds !== undefined) { for (const feed of feeds) feed.push(event); }
