@@ -60,6 +60,16 @@ interface TurnError {
   readonly [extra: string]: unknown;
 }
 
+/** Where the step loop starts: after a fresh `turn/start`, or where an open turn was left. */
+interface Reentry {
+  /** The last step's tools owe a request. */
+  readonly owed: boolean;
+  /** No step has started yet (an empty entry then closes the turn as rejected). */
+  readonly first: boolean;
+  /** The next step re-sends an interrupted request and claims no new input. */
+  readonly retry: boolean;
+}
+
 class Cancelled extends Error {}
 
 class StreamFailed extends Error {
@@ -102,23 +112,22 @@ class Turn {
 
   async run(): Promise<TurnOutcome> {
     try {
-      let state: { owed: boolean; first: boolean };
+      let state: Reentry;
       if (this.#run.resume !== undefined) {
         state = await this.#reenter(this.#run.resume.turn_start_seq);
       } else {
         void this.#appender.append("turn/start", { agent_id: this.#ids.agent_id });
-        state = { owed: false, first: true };
+        state = { owed: false, first: true, retry: false };
       }
-      return await this.#loop(state.owed, state.first);
+      return await this.#loop(state);
     } catch (error) {
       return await this.#failed(error);
     }
   }
 
   /** The step loop: one step per iteration until nothing is owed. */
-  async #loop(owedAtStart: boolean, firstAtStart: boolean): Promise<TurnOutcome> {
-    let owed = owedAtStart;
-    let first = firstAtStart;
+  async #loop(start: Reentry): Promise<TurnOutcome> {
+    let { owed, first, retry } = start;
     let extra: Content | undefined;
     const max = this.#deps.config.max_steps;
     for (;;) {
@@ -147,7 +156,9 @@ class Turn {
         });
       }
       const step = this.#steps + 1;
-      const claimed = this.#run.claim();
+      // A retried step (its request was in flight when the turn was interrupted) answers what it had.
+      const claimed = retry ? [] : this.#run.claim();
+      retry = false;
       if (extra !== undefined) {
         claimed.push({ kind: "steer", content: extra });
         extra = undefined;
@@ -276,7 +287,7 @@ class Turn {
   }
 
   /** Re-enters an open turn from the log; returns where the step loop picks up. */
-  async #reenter(turnStartSeq: number): Promise<{ owed: boolean; first: boolean }> {
+  async #reenter(turnStartSeq: number): Promise<Reentry> {
     const events = await this.#deps.sessions.read(this.#ids.session_id, {
       from_seq: turnStartSeq,
       signal: this.#run.signal,
@@ -289,17 +300,21 @@ class Turn {
         last = i;
       }
     }
-    if (last < 0) return { owed: false, first: true };
+    if (last < 0) return { owed: false, first: true, retry: false };
     const tail = events.slice(last);
     const assistant = tail.findLast((event) => event.type === "assistant/message");
     const calls = assistant === undefined ? [] : toolCallsOf(assistant);
     if (tail.some((event) => event.type === "step/end")) {
-      return { owed: calls.length > 0, first: false };
+      return { owed: calls.length > 0, first: false, retry: false };
     }
-    const step = this.#steps;
-    this.#openStep = step;
+    this.#openStep = this.#steps;
+    if (assistant === undefined) {
+      // The request was in flight: close the step as interrupted (its chunks, if any, stay with it) and send
+      // its request again in a step of its own, so each step's chunks still concatenate to its message.
+      this.#closeStep("interrupted", NO_USAGE);
+      return { owed: true, first: false, retry: true };
+    }
     this.#ran++;
-    if (assistant === undefined) return { owed: await this.#request(step), first: false };
     const answered = new Set(
       tail.filter((event) => event.type === "tool/result").map((event) =>
         (event.payload as { id: string }).id
@@ -308,7 +323,7 @@ class Turn {
     const owedCalls = calls.filter((call) => !answered.has(call.id));
     if (owedCalls.length > 0) await this.#callTools(owedCalls, true);
     this.#closeStep(calls.length > 0 ? "tool_calls" : "stop", NO_USAGE);
-    return { owed: calls.length > 0, first: false };
+    return { owed: calls.length > 0, first: false, retry: false };
   }
 
   #closeStep(finish: string, usage: Usage): void {
