@@ -7,6 +7,21 @@
  */
 import type { PluginLike } from "@terret/hames";
 import {
+  AgentLoop,
+  AgentRegistry,
+  jsonlStorePlugin,
+  llmRecorder,
+  LlmRegistry,
+  llmReplayer,
+  memoryStorePlugin,
+  openRouterLlm,
+  PromptAssembler,
+  sessionsPlugin,
+  sqliteStorePlugin,
+  ToolAllowList,
+  ToolRegistry,
+} from "@terret/core";
+import {
   denoSandboxPlugin,
   dockerSandboxPlugin,
   fsPlugin,
@@ -18,13 +33,28 @@ import {
 } from "@terret/exec";
 
 /**
- * Every built-in plugin: the execution world (`workspace`, `fs`, the sandbox providers `sandbox-docker`,
- * `sandbox-deno` and `sandbox-none`, `subprocess`, `shell`, `terminals`). Still to land (their base rows are
- * disabled until then): `terret-llm-openrouter` (`llm.main`), `terret-sessions-sqlite` (`sessions.store`),
- * `terret-tools-std` (`tools.std`), `terret-tools-allow` (`tools.allow`), `terret-approvals` (`approvals`) and
- * `terret-ws` (`interfaces.ws`).
+ * Every built-in plugin: the core (the session stores `terret-store-sqlite`, `terret-store-jsonl` and
+ * `terret-store-memory`, `terret-sessions`, the model registry `terret-llm`, the adapter `terret-llm-openrouter`, the
+ * cassette `terret-llm-recorder` and `terret-llm-replayer`, `terret-tools`, the allow list `terret-tools-allow`,
+ * `terret-prompt`, `terret-agents` and the default driver `terret-loop`) and the execution world (`workspace`,
+ * `fs`, the sandbox providers `sandbox-docker`, `sandbox-deno` and `sandbox-none`, `subprocess`, `shell`,
+ * `terminals`). Still to land (their base rows are disabled until then): `terret-tools-std` (`tools.std`),
+ * `terret-approvals` (`approvals`) and `terret-ws` (`interfaces.ws`).
  */
 export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
+  sqliteStorePlugin,
+  jsonlStorePlugin,
+  memoryStorePlugin,
+  sessionsPlugin,
+  LlmRegistry,
+  openRouterLlm,
+  llmRecorder,
+  llmReplayer,
+  ToolRegistry,
+  ToolAllowList,
+  PromptAssembler,
+  AgentRegistry,
+  AgentLoop,
   workspacePlugin,
   fsPlugin,
   dockerSandboxPlugin,

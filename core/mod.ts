@@ -185,6 +185,7 @@ export {
   type SqliteStoreConfig,
   sqliteStoreConfig,
   type SqliteStoreOptions,
+  sqliteStorePath,
   sqliteStorePlugin,
 } from "./sessions/sqlite_store.ts";
 export {
@@ -337,6 +338,7 @@ export {
 export {
   type OpenRouterConfig,
   OpenRouterConfigSchema,
+  openRouterKey,
   openRouterLlm,
   openRouterOptions,
 } from "./llm/openrouter/plugin.ts";

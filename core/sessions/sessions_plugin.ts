@@ -40,6 +40,7 @@ export const sessionsPlugin: Plugin<SessionsConfig> = definePlugin({
   inject: [SessionStoreKey],
   provides: [SessionsKey],
   config: sessionsConfig,
+  permissions: () => ({}),
   apply(ctx: Context, config: SessionsConfig): void {
     const log = new SessionLog(ctx, ctx.get(SessionStoreKey), {
       maxPayloadBytes: config.max_payload_bytes,

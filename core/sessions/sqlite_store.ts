@@ -7,7 +7,7 @@
 import { type Context, definePlugin, type Logger, type Plugin, TerretError } from "@terret/hames";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { setImmediate } from "node:timers";
-import { dirname, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { mkdirSync } from "node:fs";
 import { z } from "zod";
 import type { EventDraft, SessionEvent } from "./envelope.ts";
@@ -348,8 +348,10 @@ function failed(action: string, error: unknown): TerretError {
 
 /** The SQLite store's config. */
 export interface SqliteStoreConfig {
-  /** The database file. */
+  /** The database file (relative to `dir` when given, else to the working directory). */
   readonly path: string;
+  /** The directory a relative `path` is resolved against (the base bundle passes the Terret home). */
+  readonly dir?: string | undefined;
   /** The `synchronous` pragma. */
   readonly synchronous: "normal" | "full";
 }
@@ -357,24 +359,45 @@ export interface SqliteStoreConfig {
 /** The SQLite store's config schema. */
 export const sqliteStoreConfig: z.ZodType<SqliteStoreConfig> = z.object({
   path: z.string().min(1).describe(
-    "Database file (created with its directory when missing; -wal and -shm files sit beside it). The host " +
-      "needs --allow-read and --allow-write for this file's directory; `trt permissions` derives them from it.",
+    "Database file (created with its directory when missing; -wal and -shm files sit beside it), relative to " +
+      "dir when given. The host needs --allow-read and --allow-write for this file's directory; `trt " +
+      "permissions` derives them from it.",
+  ),
+  dir: z.string().min(1).optional().describe(
+    "The directory a relative path is resolved against (default: the working directory); the base bundle " +
+      "passes the Terret home (!setting terret.home)",
   ),
   synchronous: z.enum(["normal", "full"]).default("normal").describe(
     "normal: a commit survives a crash, the latest may roll back on power loss; full: fsync every commit",
   ),
 }) as z.ZodType<SqliteStoreConfig>;
 
-/** Mounts a {@linkcode SqliteSessionStore} as `session_store` (config row `sessions.store`). */
+/** The database file a config names: `path`, resolved against `dir` when it is relative and `dir` is given. */
+export function sqliteStorePath(config: Pick<SqliteStoreConfig, "path" | "dir">): string {
+  if (config.path === ":memory:" || config.dir === undefined || isAbsolute(config.path)) {
+    return config.path;
+  }
+  return join(config.dir, config.path);
+}
+
+/**
+ * Mounts a {@linkcode SqliteSessionStore} as `session_store` (config row `sessions.store`). Host permissions: `read`
+ * and `write` of the database file's directory (the file, its `-wal` and `-shm` siblings); none for `:memory:`.
+ */
 export const sqliteStorePlugin: Plugin<SqliteStoreConfig> = definePlugin({
   name: "terret-store-sqlite",
   description:
     "Session store in one SQLite file (node:sqlite, WAL, group commit): the embedded default.",
   provides: [SessionStoreKey],
   config: sqliteStoreConfig,
+  permissions: (config) => {
+    const path = sqliteStorePath(config);
+    if (path === ":memory:") return {};
+    return { read: [dirname(path)], write: [dirname(path)] };
+  },
   apply(ctx: Context, config: SqliteStoreConfig): void {
     const store = SqliteSessionStore.open({
-      path: config.path,
+      path: sqliteStorePath(config),
       synchronous: config.synchronous,
       logger: ctx.logger,
     });
