@@ -89,6 +89,10 @@ Deno.test("resume: a turn interrupted mid-stream sends the step's request again,
     const agent = await first.agents.ensure("midstream");
     agent.send("Question one");
     await adapter.reached("never");
+    // Down only once the streamed chunk is in the log, as a process that had logged it would be.
+    for await (const event of first.sessions.stream("midstream")) {
+      if (event.type === "assistant/chunk") break;
+    }
   }
   const adapter = scriptedAdapter([textReply("Answer one."), textReply("Answer two.")]);
   await using second = await createAgentStack({ adapter, allow: [], sqlitePath: db.path });

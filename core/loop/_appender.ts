@@ -1,29 +1,25 @@
 /**
- * Ordered appends for one turn: each append is submitted at once (the store's group commit keeps submission order,
- * so seqs follow call order) and the turn awaits durability only where it must (before a request, before tools
- * run, at the end). Internal to the loop.
+ * Ordered appends for one turn. Events are queued and submitted to the log in bursts: everything submitted in one
+ * burst reaches the store's group commit together (one write transaction), and the store keeps submission order, so
+ * seqs follow call order. The turn submits where durability or liveness matters (before a request is built from
+ * the log, before tools run, as streamed chunks arrive, at the end) and awaits durability only on
+ * {@linkcode Appender.flush}. Internal to the loop.
  *
  * @module
  */
-import type { SessionEvent } from "../sessions/envelope.ts";
 import type { Sessions } from "../sessions/session_log.ts";
 
-/** Appends a turn's events in order, awaiting durability only on {@linkcode Appender.flush}. */
+/** Queues a turn's events and submits them in order, in bursts. */
 export class Appender {
   readonly #sessions: Sessions;
   readonly #sessionId: string;
+  #queue: { readonly type: string; readonly payload: unknown }[] = [];
   #tail: Promise<unknown> = Promise.resolve();
   #failure: { error: unknown } | undefined;
-  #count = 0;
 
   constructor(sessions: Sessions, sessionId: string) {
     this.#sessions = sessions;
     this.#sessionId = sessionId;
-  }
-
-  /** Events submitted so far. */
-  get count(): number {
-    return this.#count;
   }
 
   /** True once an append failed (every later flush rejects with that failure). */
@@ -31,19 +27,34 @@ export class Appender {
     return this.#failure !== undefined;
   }
 
-  /** Submits one event; the returned promise settles when it is durable (or failed). */
-  append(type: string, payload: unknown): Promise<SessionEvent> {
-    this.#count++;
-    const appended = this.#sessions.append(this.#sessionId, { type, payload });
-    appended.catch((error) => {
-      this.#failure ??= { error };
-    });
-    this.#tail = appended;
-    return appended;
+  /** Queues one event; it is submitted with the next burst. */
+  append(type: string, payload: unknown): void {
+    this.#queue.push({ type, payload });
   }
 
-  /** Resolves once every event submitted so far is durable; rejects with the first append failure. */
+  /** Queues one event and submits the burst at once (for live events: streamed chunks). */
+  appendNow(type: string, payload: unknown): void {
+    this.append(type, payload);
+    this.submit();
+  }
+
+  /** Submits every queued event, in order, as one burst. */
+  submit(): void {
+    const queue = this.#queue;
+    if (queue.length === 0) return;
+    this.#queue = [];
+    for (const { type, payload } of queue) {
+      const appended = this.#sessions.append(this.#sessionId, { type, payload });
+      appended.catch((error) => {
+        this.#failure ??= { error };
+      });
+      this.#tail = appended;
+    }
+  }
+
+  /** Submits what is queued, then resolves once everything submitted is durable; rejects with the first failure. */
   async flush(): Promise<void> {
+    this.submit();
     await this.#tail.catch(() => {});
     if (this.#failure !== undefined) throw this.#failure.error;
   }

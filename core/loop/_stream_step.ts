@@ -44,30 +44,35 @@ class ChunkBuffer {
   }
 
   add(kind: "text" | "thinking", text: string): void {
-    if (this.#kind !== kind) this.flush();
+    if (this.#kind !== kind) this.flush(true);
     this.#kind = kind;
     this.#text += text;
     if (!this.#wholeRuns && this.#timer === undefined) {
       this.#timer = setImmediate(() => {
         this.#timer = undefined;
-        this.#write();
+        this.#write(true);
       });
     }
   }
 
-  /** Ends the current run (appending what is buffered). */
-  flush(): void {
+  /**
+   * Ends the current run, appending what is buffered: at once (`now`, mid-stream, so it is live), or queued with
+   * the events that follow the stream (its end: the same burst as the assistant message).
+   */
+  flush(now: boolean): void {
     if (this.#timer !== undefined) {
       clearImmediate(this.#timer);
       this.#timer = undefined;
     }
-    this.#write();
+    this.#write(now);
     this.#kind = undefined;
   }
 
-  #write(): void {
+  #write(now: boolean): void {
     if (this.#text === "" || this.#kind === undefined) return;
-    void this.#appender.append("assistant/chunk", { kind: this.#kind, text: this.#text });
+    const payload = { kind: this.#kind, text: this.#text };
+    if (now) this.#appender.appendNow("assistant/chunk", payload);
+    else this.#appender.append("assistant/chunk", payload);
     this.#text = "";
   }
 }
@@ -133,7 +138,7 @@ export async function consumeStream(
           builder.add("thinking", event.text, event.signature);
           break;
         case "tool_call_start":
-          chunks.flush();
+          chunks.flush(true);
           builder.close();
           break;
         case "tool_call_end": {
@@ -168,7 +173,7 @@ export async function consumeStream(
       }
     }
   } finally {
-    chunks.flush();
+    chunks.flush(false);
     builder.close();
   }
   return { parts: builder.parts, calls, usage, finish, error };

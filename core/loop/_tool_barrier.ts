@@ -74,14 +74,14 @@ export async function runToolCalls(
   for (const run of runs) {
     if (host.abandoned()) throw new Abandoned();
     if (host.signal.aborted) {
-      for (const call of run) void host.appender.append("tool/result", notRun(call, host.signal));
+      for (const call of run) host.appender.append("tool/result", notRun(call, host.signal));
       continue;
     }
     const results: (ToolResultPayload | undefined)[] = run.map((call) => host.refuse?.(call));
     for (let i = 0; i < run.length; i++) {
       if (results[i] !== undefined) continue;
       const call = run[i]!;
-      void host.appender.append("tool/call", {
+      host.appender.append("tool/call", {
         id: call.id,
         name: call.name,
         args: call.args,
@@ -94,7 +94,7 @@ export async function runToolCalls(
       run.map((call, i) => results[i] ?? execute(host, call)),
     );
     if (host.abandoned()) throw new Abandoned();
-    for (const result of settled) void host.appender.append("tool/result", result);
+    for (const result of settled) host.appender.append("tool/result", result);
   }
 }
 

@@ -116,7 +116,7 @@ class Turn {
       if (this.#run.resume !== undefined) {
         state = await this.#reenter(this.#run.resume.turn_start_seq);
       } else {
-        void this.#appender.append("turn/start", { agent_id: this.#ids.agent_id });
+        this.#appender.append("turn/start", { agent_id: this.#ids.agent_id });
         state = { owed: false, first: true, retry: false };
       }
       return await this.#loop(state);
@@ -189,9 +189,9 @@ class Turn {
       this.#ran++;
       this.#openStep = step;
       this.#stepUsage = NO_USAGE;
-      void this.#appender.append("step/start", { step });
+      this.#appender.append("step/start", { step });
       for (const item of entered) {
-        void this.#appender.append(
+        this.#appender.append(
           item.kind === "message" ? "user/message" : "context/injected",
           { content: item.content },
         );
@@ -254,7 +254,7 @@ class Turn {
       throw new StreamFailed(streamed.error);
     }
     if (streamed.parts.length > 0) {
-      void this.#appender.append("assistant/message", { parts: streamed.parts });
+      this.#appender.append("assistant/message", { parts: streamed.parts });
     }
     if (streamed.calls.length > 0) await this.#callTools(streamed.calls, false);
     this.#closeStep(streamed.finish, streamed.usage);
@@ -328,7 +328,7 @@ class Turn {
 
   #closeStep(finish: string, usage: Usage): void {
     if (this.#openStep === undefined) return;
-    void this.#appender.append("step/end", { step: this.#openStep, usage, finish_reason: finish });
+    this.#appender.append("step/end", { step: this.#openStep, usage, finish_reason: finish });
     this.#openStep = undefined;
   }
 
@@ -394,7 +394,7 @@ class Turn {
         });
       }
     }
-    void this.#appender.append("turn/end", error === undefined ? { status } : { status, error });
+    this.#appender.append("turn/end", error === undefined ? { status } : { status, error });
     try {
       await this.#appender.flush();
     } catch (failure) {

