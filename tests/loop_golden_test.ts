@@ -359,3 +359,31 @@ Deno.test("golden: with a scrubber registered, each text run is one chunk and a 
   const log = JSON.stringify(await stack.sessions.read("secret"));
   assert.equal(log.includes("sk-"), false);
 });
+
+Deno.test("a stream error's message reaches the log scrubbed, never with the secret", async () => {
+  const adapter = scriptedAdapter([
+    errorReply({
+      kind: "provider",
+      message: "Invalid key sk-live-abc123 for this model",
+      retryable: false,
+    }),
+  ]);
+  await using stack = await createAgentStack({ adapter, allow: [] });
+  stack.sessions.registerScrubber(
+    stack.ctx,
+    (text) => text.replaceAll(/sk-[a-z0-9-]+/g, "[REDACTED]"),
+  );
+  const agent = await stack.agents.ensure("leaky");
+  agent.send("Hi");
+  await agent.idle();
+  const events = await stack.sessions.read("leaky");
+  assert.deepStrictEqual(events.at(-1)!.payload, {
+    status: "failed",
+    error: {
+      code: "StreamFailed",
+      message: "Invalid key [REDACTED] for this model",
+      kind: "provider",
+      retryable: false,
+    },
+  });
+});
