@@ -231,7 +231,15 @@ export class SqliteSessionStore implements SessionStore {
 
   head(sessionId: string): Promise<number> {
     if (this.#closing !== undefined) return Promise.reject(storeClosed(this.kind));
-    return Promise.resolve(this.#headOf(sessionId));
+    if (this.#db.isTransaction) return Promise.resolve(this.#headOf(sessionId));
+    // The cached head is trusted only while no other connection has committed (PRAGMA data_version).
+    this.#syncVersion();
+    let head = this.#heads.get(sessionId);
+    if (head === undefined) {
+      head = this.#headOf(sessionId);
+      if (head > 0) this.#heads.set(sessionId, head);
+    }
+    return Promise.resolve(head);
   }
 
   list(): Promise<string[]> {
