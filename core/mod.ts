@@ -325,3 +325,29 @@ export {
   type ReplayMatch,
   replayTransport,
 } from "./llm/cassette/replayer.ts";
+export {
+  checkToken,
+  DEFAULT_REDACTION_TOKEN,
+  isRedacted,
+  MAX_TOKEN_LENGTH,
+  Redactor,
+  type RedactorOptions,
+  tokenIsToolName,
+} from "./redaction/redactor.ts";
+export {
+  DEFAULT_REDACTION_PATTERNS,
+  type Redaction,
+  type RedactionConfig,
+  redactionConfig,
+  RedactionKey,
+  redactionPlugin,
+  redactionToken,
+} from "./redaction/redaction_plugin.ts";
+export {
+  type Credentials,
+  type CredentialsConfig,
+  credentialsConfig,
+  CredentialsKey,
+  type CredentialSource,
+  credentialsPlugin,
+} from "./redaction/credentials.ts";

@@ -119,6 +119,12 @@ export interface Sessions {
   normalize(type: string, payload: unknown): NormalizedPayload;
   /** Adds a scrubber for as long as `owner` lives. */
   registerScrubber(owner: Context, scrubber: Scrubber): Disposer;
+  /**
+   * True while at least one scrubber is registered. A producer that appends text in pieces (the loop's streamed
+   * `assistant/chunk` deltas) must then append each run whole, since a scrubber only recognizes a secret it sees
+   * in one string.
+   */
+  readonly scrubbing: boolean;
   /** Adds a durable event type (and its projection) for as long as `owner` lives. */
   registerEventType(owner: Context, type: EventDefinition, options: EventTypeOptions): Disposer;
 }
@@ -343,6 +349,10 @@ export class SessionLog implements Sessions {
       scrubbers: this.#scrubbers.map((entry) => entry.fn),
       maxBytes: this.#maxBytes,
     });
+  }
+
+  get scrubbing(): boolean {
+    return this.#scrubbers.length > 0;
   }
 
   registerScrubber(owner: Context, scrubber: Scrubber): Disposer {
