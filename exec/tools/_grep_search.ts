@@ -145,32 +145,37 @@ function ignored(sets: readonly RuleSet[], rel: string, isDir: boolean): boolean
   return false;
 }
 
-/** The file filter of `glob` (`!` excludes) and `type`: a name glob without `/`, a root-relative path glob with. */
-export function fileFilter(glob: string | undefined, type: string | undefined): {
-  file(rel: string): boolean;
-  dir(rel: string): boolean;
-} {
-  const negated = glob?.startsWith("!") ?? false;
-  const source = negated ? glob!.slice(1) : glob;
-  const globRegex = source === undefined ? undefined : compileGlob(source.replace(/^\//, "").split("/"), { dot: true });
-  const onPath = source?.includes("/") ?? false;
-  const matches = (rel: string): boolean => globRegex!.test(onPath ? rel : basename(rel));
-  const types = type === undefined ? undefined : GREP_TYPES[type]!.map((g) => compileGlob([g], { dot: true }));
-  return {
-    file(rel) {
-      if (globRegex !== undefined && matches(rel) === negated) return false;
-      return types === undefined || types.some((regex) => regex.test(basename(rel)));
-    },
-    dir(rel) {
-      return !(negated && globRegex !== undefined && matches(rel));
-    },
+/**
+ * The `glob` override, decided before anything else as ripgrep does: a name glob without `/`, a root-relative path
+ * glob with one, `!` for an exclusion. `"include"` admits a file whatever `.gitignore`, hidden names or `type` say;
+ * `"exclude"` drops it (or prunes a directory); `undefined` leaves the decision to the other rules.
+ */
+export function globOverride(glob: string | undefined): (rel: string, isDir: boolean) => "include" | "exclude" | undefined {
+  if (glob === undefined) return () => undefined;
+  const negated = glob.startsWith("!");
+  const source = (negated ? glob.slice(1) : glob).replace(/^\//, "");
+  const regex = compileGlob(source.split("/"), { dot: true });
+  const onPath = source.includes("/");
+  return (rel, isDir) => {
+    const hit = regex.test(onPath ? rel : basename(rel));
+    if (negated) return hit ? "exclude" : undefined;
+    if (hit) return "include";
+    return isDir ? undefined : "exclude";
   };
+}
+
+/** True when the file name matches `type`'s globs (or no type is asked). */
+function typeMatches(type: string | undefined): (rel: string) => boolean {
+  if (type === undefined) return () => true;
+  const globs = GREP_TYPES[type]!.map((g) => compileGlob([g], { dot: true }));
+  return (rel) => globs.some((regex) => regex.test(basename(rel)));
 }
 
 /** The pure TypeScript engine: walks with `fs.list`, reads with `fs.readBytes`, never spawns. */
 export async function searchWithFs(fs: FileSystem, query: GrepQuery): Promise<GrepFound> {
   const regex = compilePattern(query);
-  const filter = fileFilter(query.glob, query.type);
+  const override = globOverride(query.glob);
+  const typed = typeMatches(query.type);
   const files: GrepFile[] = [];
   const state = { examined: 0, truncated: undefined as string | undefined };
   const searchFile = async (path: string): Promise<void> => {
@@ -199,15 +204,17 @@ export async function searchWithFs(fs: FileSystem, query: GrepQuery): Promise<Gr
     }
     for (const entry of listing.entries) {
       if (state.truncated !== undefined) return;
-      if (entry.name.startsWith(".") || entry.type === "symlink" || entry.type === "other") continue;
+      if (entry.type === "symlink" || entry.type === "other") continue;
       const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
       const isDir = entry.type === "directory";
-      if (ignored(scoped, childRel, isDir)) continue;
+      const forced = override(childRel, isDir);
+      if (forced === "exclude") continue;
+      if (forced === undefined && (entry.name.startsWith(".") || ignored(scoped, childRel, isDir))) continue;
       if (isDir) {
-        if (filter.dir(childRel)) await walk(entry.path, childRel, scoped);
+        await walk(entry.path, childRel, scoped);
         continue;
       }
-      if (!filter.file(childRel)) continue;
+      if (forced === undefined && !typed(childRel)) continue;
       if (++state.examined > query.maxFiles) {
         state.truncated = `stopped after examining ${query.maxFiles} files`;
         return;
