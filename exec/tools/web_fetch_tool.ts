@@ -214,8 +214,10 @@ async function checkedAddress(
   for (const address of addresses) {
     const why = refusal(address, options.block_private_ranges);
     if (why !== undefined) {
-      const via = literal === undefined ? `the name "${host}" resolves to ${formatIp(address)}` : `${formatIp(address)} is`;
-      throw deny(`${via}, a ${why} address; WebFetch refuses local, private and special-purpose addresses`);
+      const what = literal === undefined
+        ? `the name "${host}" resolves to ${formatIp(address)}, a ${why} address`
+        : `${formatIp(address)} is a ${why} address`;
+      throw deny(`${what}; WebFetch refuses local, private and special-purpose addresses`);
     }
   }
   return addresses[0]!;
