@@ -6,12 +6,14 @@
  * @module
  */
 import type { PluginLike } from "@terret/hames";
+import { credentialsPlugin, redactionPlugin, ToolRegistry } from "@terret/core";
 import {
   denoSandboxPlugin,
   dockerSandboxPlugin,
   fsPlugin,
   noneSandboxPlugin,
   shellPlugin,
+  stdToolsPlugin,
   subprocessPlugin,
   terminalsPlugin,
   workspacePlugin,
@@ -19,10 +21,11 @@ import {
 
 /**
  * Every built-in plugin: the execution world (`workspace`, `fs`, the sandbox providers `sandbox-docker`,
- * `sandbox-deno` and `sandbox-none`, `subprocess`, `shell`, `terminals`). Still to land (their base rows are
- * disabled until then): `terret-llm-openrouter` (`llm.main`), `terret-sessions-sqlite` (`sessions.store`),
- * `terret-tools-std` (`tools.std`), `terret-tools-allow` (`tools.allow`), `terret-approvals` (`approvals`) and
- * `terret-ws` (`interfaces.ws`).
+ * `sandbox-deno` and `sandbox-none`, `subprocess`, `shell`, `terminals`), the tool registry (`terret-tools`), the
+ * standard tools (`terret-tools-std`), redaction (`terret-redaction`) and credentials (`terret-credentials`). Still
+ * to land (their base rows are disabled until then): `terret-llm-openrouter` (`llm.main`),
+ * `terret-sessions-sqlite` (`sessions.store`), `terret-tools-allow` (`tools.allow`), `terret-approvals`
+ * (`approvals`) and `terret-ws` (`interfaces.ws`).
  */
 export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   workspacePlugin,
@@ -33,4 +36,8 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   subprocessPlugin,
   shellPlugin,
   terminalsPlugin,
+  ToolRegistry,
+  stdToolsPlugin,
+  redactionPlugin,
+  credentialsPlugin,
 ]);

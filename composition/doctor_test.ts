@@ -48,6 +48,8 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
       `Cannot resolve "!env MISSING_SUFFIX" at row "shouter" key "config.suffix" (home patch "${patch}" line 4): the variable is not set`,
     ],
     ["ok", "rows", "workspace", "ok (workspace)"],
+    ["ok", "rows", "credentials", "ok (terret-credentials)"],
+    ["ok", "rows", "redaction", "ok (terret-redaction)"],
     [
       "info",
       "rows",
@@ -65,17 +67,13 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
       "error",
       "rows",
       "sandbox",
-      `Cannot resolve "!setting sandbox.image" at row "sandbox" key "config.image" (bundle base "${BASE}" line 37): no such setting`,
+      `Cannot resolve "!setting sandbox.image" at row "sandbox" key "config.image" (bundle base "${BASE}" line 45): no such setting`,
     ],
     ["ok", "rows", "subprocess", "ok (subprocess)"],
     ["ok", "rows", "shell", "ok (shell)"],
     ["ok", "rows", "terminals", "ok (terminals)"],
-    [
-      "info",
-      "rows",
-      "tools.std",
-      'disabled; its plugin "terret-tools-std" is not available in this build',
-    ],
+    ["ok", "rows", "tools", "ok (terret-tools)"],
+    ["ok", "rows", "tools.std", "ok (terret-tools-std)"],
     [
       "info",
       "rows",
@@ -106,7 +104,7 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
       "error",
       "rows",
       "ghost",
-      `Cannot configure row "ghost" (plugin set by home patch "${patch}" line 7): unknown plugin "nowhere" (no built-in, bundle or profile declares it; known: ${marker}, fs, greeter, sandbox-deno, sandbox-docker, sandbox-none, shell, shouter, subprocess, terminals, workspace)`,
+      `Cannot configure row "ghost" (plugin set by home patch "${patch}" line 7): unknown plugin "nowhere" (no built-in, bundle or profile declares it; known: ${marker}, fs, greeter, sandbox-deno, sandbox-docker, sandbox-none, shell, shouter, subprocess, terminals, terret-credentials, terret-redaction, terret-tools, terret-tools-std, workspace)`,
     ],
     ["info", "rows", "off", 'disabled; its plugin "nowhere" is not available in this build'],
     [

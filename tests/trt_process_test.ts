@@ -23,7 +23,7 @@ Deno.test("a config error in a real trt process is one line on stderr and exit c
     decoder.decode(output.stderr),
     `trt dump-config: Cannot apply row "llm.mian" from --patch "${
       tree.path("bad.yml")
-    }" line 2: no earlier layer has a row with this id (known: workspace, sessions.store, llm.main, fs, sandbox, subprocess, shell, terminals, tools.std, tools.allow, approvals, interfaces.ws); to insert a new row, give it a plugin\n`,
+    }" line 2: no earlier layer has a row with this id (known: workspace, credentials, redaction, sessions.store, llm.main, fs, sandbox, subprocess, shell, terminals, tools, tools.std, tools.allow, approvals, interfaces.ws); to insert a new row, give it a plugin\n`,
   );
   assert.equal(output.code, 2);
 });
@@ -73,8 +73,8 @@ Deno.test("trt serve keeps running until SIGTERM, says why its sandbox cannot st
   );
   assert.equal(status.code, 0);
   assert.deepStrictEqual(out.split("\n"), [
-    'trt serve: booted profile "headless" (shipped template): 6 of 12 rows mounted (workspace, fs, sandbox, subprocess, shell, terminals)',
-    "trt serve: disabled rows: sessions.store, llm.main, tools.std, tools.allow, approvals, interfaces.ws",
+    'trt serve: booted profile "headless" (shipped template): 10 of 15 rows mounted (workspace, credentials, redaction, fs, sandbox, subprocess, shell, terminals, tools, tools.std)',
+    "trt serve: disabled rows: sessions.store, llm.main, tools.allow, approvals, interfaces.ws",
     'trt serve: no interface row is mounted, so nothing is served ("interfaces.ws" is disabled; enable it with a patch once its plugin is available)',
     "trt serve: running until SIGINT or SIGTERM",
     "trt serve: stopped",

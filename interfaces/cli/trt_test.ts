@@ -102,7 +102,7 @@ Deno.test("trt permissions prints the headless profile's flags: the exec rows' g
       // process groups; the sandbox row looks the bare `docker` name up on PATH.
       "--allow-read",
       "--allow-write",
-      "--allow-env=DOCKER_API_VERSION,DOCKER_CERT_PATH,DOCKER_CONFIG,DOCKER_CONTEXT,DOCKER_HOST,DOCKER_TLS_VERIFY,HOME,LANG,LC_ALL,LC_CTYPE,LOGNAME,PATH,TMPDIR,TZ,USER",
+      "--allow-env=DOCKER_API_VERSION,DOCKER_CERT_PATH,DOCKER_CONFIG,DOCKER_CONTEXT,DOCKER_HOST,DOCKER_TLS_VERIFY,HOME,LANG,LC_ALL,LC_CTYPE,LOGNAME,OPENROUTER_API_KEY,PATH,TMPDIR,TZ,USER",
       "--allow-run",
       `--allow-ffi=${ffi}`,
       "--allow-sys=gid,uid",

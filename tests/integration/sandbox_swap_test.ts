@@ -47,11 +47,15 @@ Deno.test({
     }
     const rows = (sandbox: string) => [
       "workspace=workspace",
+      "credentials=terret-credentials",
+      "redaction=terret-redaction",
       "fs=fs",
       `sandbox=${sandbox}`,
       "subprocess=subprocess",
       "shell=shell",
       "terminals=terminals",
+      "tools=terret-tools",
+      "tools.std=terret-tools-std",
     ];
     assert.deepStrictEqual(mounted, [rows("sandbox-none"), rows("sandbox-docker")]);
 
