@@ -119,8 +119,8 @@ export {
   type GrepToolOptions,
 } from "./tools/grep_tool.ts";
 export {
-  type BashArgs,
   bashApproval,
+  type BashArgs,
   type BashToolOptions,
   createBashTool,
 } from "./tools/bash_tool.ts";

@@ -35,7 +35,9 @@ export function explainDenied(error: unknown, dirs: readonly string[]): never {
   if (error instanceof TerretError && error.code === "Denied") {
     throw new TerretError(
       "Denied",
-      `${error.message} (the granted workspace is ${dirs.length === 0 ? "empty" : dirs.join(", ")})`,
+      `${error.message} (the granted workspace is ${
+        dirs.length === 0 ? "empty" : dirs.join(", ")
+      })`,
       { cause: error },
     );
   }

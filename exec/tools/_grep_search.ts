@@ -77,19 +77,25 @@ export const GREP_TYPES: Readonly<Record<string, readonly string[]>> = Object.fr
 });
 
 /** Compiles the search regular expression (JavaScript syntax), or throws a message for the model. */
-export function compilePattern(query: Pick<GrepQuery, "pattern" | "ignoreCase" | "multiline">): RegExp {
+export function compilePattern(
+  query: Pick<GrepQuery, "pattern" | "ignoreCase" | "multiline">,
+): RegExp {
   const flags = `g${query.multiline ? "ms" : ""}u${query.ignoreCase ? "i" : ""}`;
   try {
     return new RegExp(query.pattern, flags);
   } catch (error) {
-    throw new TypeError(`Cannot search for ${JSON.stringify(query.pattern)}: ${(error as Error).message}`);
+    throw new TypeError(
+      `Cannot search for ${JSON.stringify(query.pattern)}: ${(error as Error).message}`,
+    );
   }
 }
 
 /** Checks `type` against {@linkcode GREP_TYPES}. */
 export function checkType(type: string | undefined): void {
   if (type !== undefined && !Object.hasOwn(GREP_TYPES, type)) {
-    throw new TypeError(`Unknown file type ${JSON.stringify(type)}: use one of ${Object.keys(GREP_TYPES).join(", ")}`);
+    throw new TypeError(
+      `Unknown file type ${JSON.stringify(type)}: use one of ${Object.keys(GREP_TYPES).join(", ")}`,
+    );
   }
 }
 
@@ -150,7 +156,9 @@ function ignored(sets: readonly RuleSet[], rel: string, isDir: boolean): boolean
  * glob with one, `!` for an exclusion. `"include"` admits a file whatever `.gitignore`, hidden names or `type` say;
  * `"exclude"` drops it (or prunes a directory); `undefined` leaves the decision to the other rules.
  */
-export function globOverride(glob: string | undefined): (rel: string, isDir: boolean) => "include" | "exclude" | undefined {
+export function globOverride(
+  glob: string | undefined,
+): (rel: string, isDir: boolean) => "include" | "exclude" | undefined {
   if (glob === undefined) return () => undefined;
   const negated = glob.startsWith("!");
   const source = (negated ? glob.slice(1) : glob).replace(/^\//, "");
@@ -183,7 +191,9 @@ export async function searchWithFs(fs: FileSystem, query: GrepQuery): Promise<Gr
     try {
       bytes = await fs.readBytes(path, { maxBytes: query.maxFileBytes, ...signalOf(query) });
     } catch (error) {
-      if (error instanceof TerretError && ["TooLarge", "NotFound", "Denied"].includes(error.code)) return;
+      if (error instanceof TerretError && ["TooLarge", "NotFound", "Denied"].includes(error.code)) {
+        return;
+      }
       throw error;
     }
     if (query.rootIsDir && bytes.includes(0)) return;
@@ -209,7 +219,9 @@ export async function searchWithFs(fs: FileSystem, query: GrepQuery): Promise<Gr
       const isDir = entry.type === "directory";
       const forced = override(childRel, isDir);
       if (forced === "exclude") continue;
-      if (forced === undefined && (entry.name.startsWith(".") || ignored(scoped, childRel, isDir))) continue;
+      if (
+        forced === undefined && (entry.name.startsWith(".") || ignored(scoped, childRel, isDir))
+      ) continue;
       if (isDir) {
         await walk(entry.path, childRel, scoped);
         continue;
@@ -272,7 +284,11 @@ export function searchText(text: string, regex: RegExp, query: GrepQuery): GrepE
     });
     shown = span.last;
     const next = spans[spans.indexOf(span) + 1];
-    const stop = Math.min(lines.length - 1, span.last + query.after, next === undefined ? Infinity : next.first - 1);
+    const stop = Math.min(
+      lines.length - 1,
+      span.last + query.after,
+      next === undefined ? Infinity : next.first - 1,
+    );
     for (let i = span.last + 1; i <= stop; i++) {
       events.push({ n: i + 1, text: lines[i]!, kind: "context", submatches: [] });
       shown = i;
@@ -348,9 +364,13 @@ export async function searchWithRipgrep(
     maxOutput: options.maxOutput,
     ...signalOf(query),
   });
-  if (result.timedOut) throw new TerretError("Timeout", `Grep timed out after ${options.timeoutMs} ms`);
+  if (result.timedOut) {
+    throw new TerretError("Timeout", `Grep timed out after ${options.timeoutMs} ms`);
+  }
   if (result.code === 2 && !result.stdout.includes('"type":"match"')) {
-    throw new TypeError(`Cannot search for ${JSON.stringify(query.pattern)}: ${result.stderr.trim()}`);
+    throw new TypeError(
+      `Cannot search for ${JSON.stringify(query.pattern)}: ${result.stderr.trim()}`,
+    );
   }
   const files: GrepFile[] = [];
   const byPath = new Map<string, GrepEvent[]>();
@@ -374,10 +394,14 @@ export async function searchWithRipgrep(
       n: event.data.line_number,
       text: rgText(event.data.lines).replace(/\n$/, ""),
       kind: event.type,
-      submatches: (event.data.submatches ?? []).map((sub) => rgText(sub.match)).filter((m) => m !== ""),
+      submatches: (event.data.submatches ?? []).map((sub) => rgText(sub.match)).filter((m) =>
+        m !== ""
+      ),
     });
   }
-  const cut = result.truncated.stdout > 0 ? "ripgrep's output was over the capture limit" : undefined;
+  const cut = result.truncated.stdout > 0
+    ? "ripgrep's output was over the capture limit"
+    : undefined;
   return cut === undefined ? { files } : { files, truncated: cut };
 }
 

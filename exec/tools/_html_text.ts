@@ -6,28 +6,120 @@
  * @module
  */
 
-const DROP = new Set(["script", "style", "noscript", "template", "svg", "head", "iframe", "object", "canvas"]);
-const BLOCK = new Set([
-  "address", "article", "aside", "blockquote", "body", "dd", "div", "dl", "dt", "fieldset", "figcaption", "figure",
-  "footer", "form", "header", "hr", "html", "li", "main", "nav", "ol", "p", "pre", "section", "table", "tbody",
-  "td", "tfoot", "th", "thead", "tr", "ul", "h1", "h2", "h3", "h4", "h5", "h6", "br",
+const DROP = new Set([
+  "script",
+  "style",
+  "noscript",
+  "template",
+  "svg",
+  "head",
+  "iframe",
+  "object",
+  "canvas",
 ]);
-const VOID = new Set(["br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source", "wbr"]);
+const BLOCK = new Set([
+  "address",
+  "article",
+  "aside",
+  "blockquote",
+  "body",
+  "dd",
+  "div",
+  "dl",
+  "dt",
+  "fieldset",
+  "figcaption",
+  "figure",
+  "footer",
+  "form",
+  "header",
+  "hr",
+  "html",
+  "li",
+  "main",
+  "nav",
+  "ol",
+  "p",
+  "pre",
+  "section",
+  "table",
+  "tbody",
+  "td",
+  "tfoot",
+  "th",
+  "thead",
+  "tr",
+  "ul",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "br",
+]);
+const VOID = new Set([
+  "br",
+  "hr",
+  "img",
+  "input",
+  "meta",
+  "link",
+  "area",
+  "base",
+  "col",
+  "embed",
+  "source",
+  "wbr",
+]);
 const ENTITIES: Readonly<Record<string, string>> = {
-  amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", copy: "©", reg: "®", trade: "™", hellip: "…",
-  mdash: "—", ndash: "–", lsquo: "‘", rsquo: "’", ldquo: "“", rdquo: "”", laquo: "«", raquo: "»", middot: "·",
-  bull: "•", deg: "°", euro: "€", pound: "£", yen: "¥", cent: "¢", times: "×", divide: "÷", para: "¶", sect: "§",
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  apos: "'",
+  nbsp: " ",
+  copy: "©",
+  reg: "®",
+  trade: "™",
+  hellip: "…",
+  mdash: "—",
+  ndash: "–",
+  lsquo: "‘",
+  rsquo: "’",
+  ldquo: "“",
+  rdquo: "”",
+  laquo: "«",
+  raquo: "»",
+  middot: "·",
+  bull: "•",
+  deg: "°",
+  euro: "€",
+  pound: "£",
+  yen: "¥",
+  cent: "¢",
+  times: "×",
+  divide: "÷",
+  para: "¶",
+  sect: "§",
 };
 
 /** Decodes HTML character references (named ones in a common set, every numeric one). */
 export function decodeEntities(text: string): string {
-  return text.replace(/&(#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});/g, (whole, ref: string) => {
-    if (ref.startsWith("#")) {
-      const code = ref[1] === "x" || ref[1] === "X" ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
-      return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : "\uFFFD";
-    }
-    return ENTITIES[ref.toLowerCase()] ?? whole;
-  });
+  return text.replace(
+    /&(#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});/g,
+    (whole, ref: string) => {
+      if (ref.startsWith("#")) {
+        const code = ref[1] === "x" || ref[1] === "X"
+          ? parseInt(ref.slice(2), 16)
+          : parseInt(ref.slice(1), 10);
+        return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)
+          ? String.fromCodePoint(code)
+          : "\uFFFD";
+      }
+      return ENTITIES[ref.toLowerCase()] ?? whole;
+    },
+  );
 }
 
 /** The document's `<title>`, decoded, or `undefined`. */
@@ -54,7 +146,8 @@ export function htmlToText(html: string, base: URL): string {
     flush();
     if (out.length > 0 && out.at(-1) !== "") out.push("");
   };
-  const tokens = /<!--[\s\S]*?-->|<!\[CDATA\[[\s\S]*?\]\]>|<![^>]*>|<\/?([A-Za-z][A-Za-z0-9-]*)((?:\s+[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*)\s*\/?>|[^<]+|</g;
+  const tokens =
+    /<!--[\s\S]*?-->|<!\[CDATA\[[\s\S]*?\]\]>|<![^>]*>|<\/?([A-Za-z][A-Za-z0-9-]*)((?:\s+[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*)\s*\/?>|[^<]+|</g;
   for (const token of html.matchAll(tokens)) {
     const text = token[0];
     const name = token[1]?.toLowerCase();
@@ -99,7 +192,8 @@ export function htmlToText(html: string, base: URL): string {
         }
       } else if (links.length > 0) {
         const link = links.pop()!;
-        line = line.slice(0, link.start) + line.slice(link.start).replace(/\s+$/, "") + `](${link.href})`;
+        line = line.slice(0, link.start) + line.slice(link.start).replace(/\s+$/, "") +
+          `](${link.href})`;
       }
       continue;
     }

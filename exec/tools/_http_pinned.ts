@@ -52,10 +52,16 @@ export async function exchange(conn: Deno.Conn, options: ExchangeOptions): Promi
   await writeAll(conn, encoder.encode(lines.join("\r\n")));
   const reader = new ByteReader(conn);
   let head: { status: number; headers: Headers };
-  do head = parseHead(await reader.until(new Uint8Array([13, 10, 13, 10]), MAX_HEAD));
-  while (head.status >= 100 && head.status < 200);
+  do head = parseHead(await reader.until(new Uint8Array([13, 10, 13, 10]), MAX_HEAD)); while (
+    head.status >= 100 && head.status < 200
+  );
   if (!options.readBody(head.status) || head.status === 204 || head.status === 304) {
-    return { status: head.status, headers: head.headers, body: new Uint8Array(0), truncated: false };
+    return {
+      status: head.status,
+      headers: head.headers,
+      body: new Uint8Array(0),
+      truncated: false,
+    };
   }
   const encoding = (head.headers.get("content-encoding") ?? "identity").trim().toLowerCase();
   if (!["identity", "gzip", "x-gzip", "deflate"].includes(encoding)) {
@@ -66,7 +72,11 @@ export async function exchange(conn: Deno.Conn, options: ExchangeOptions): Promi
     ? await reader.chunked(options.maxBytes)
     : await reader.body(head.headers.get("content-length"), options.maxBytes);
   if (encoding === "identity") return { status: head.status, headers: head.headers, ...raw };
-  const decoded = await decompress(raw.body, encoding === "deflate" ? "deflate" : "gzip", options.maxBytes);
+  const decoded = await decompress(
+    raw.body,
+    encoding === "deflate" ? "deflate" : "gzip",
+    options.maxBytes,
+  );
   return {
     status: head.status,
     headers: head.headers,
@@ -79,11 +89,15 @@ function parseHead(bytes: Uint8Array): { status: number; headers: Headers } {
   const text = new TextDecoder("latin1").decode(bytes);
   const [statusLine, ...rest] = text.split("\r\n").filter((line) => line !== "");
   const match = /^HTTP\/1\.[01] (\d{3})(?: .*)?$/.exec(statusLine ?? "");
-  if (match === null) throw new Error(`the server sent a malformed status line ${JSON.stringify(statusLine)}`);
+  if (match === null) {
+    throw new Error(`the server sent a malformed status line ${JSON.stringify(statusLine)}`);
+  }
   const headers = new Headers();
   for (const line of rest) {
     const colon = line.indexOf(":");
-    if (colon <= 0) throw new Error(`the server sent a malformed header line ${JSON.stringify(line)}`);
+    if (colon <= 0) {
+      throw new Error(`the server sent a malformed header line ${JSON.stringify(line)}`);
+    }
     try {
       headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
     } catch {
@@ -103,7 +117,9 @@ async function decompress(
   format: "gzip" | "deflate",
   maxBytes: number,
 ): Promise<{ body: Uint8Array; truncated: boolean }> {
-  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new DecompressionStream(format));
+  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(
+    new DecompressionStream(format),
+  );
   const parts: Uint8Array[] = [];
   let size = 0;
   const reader = stream.getReader();
@@ -115,7 +131,9 @@ async function decompress(
       size += value.length;
     }
   } catch (error) {
-    throw new Error(`the server sent a body that does not decompress (${(error as Error).message})`);
+    throw new Error(
+      `the server sent a body that does not decompress (${(error as Error).message})`,
+    );
   } finally {
     await reader.cancel().catch(() => {});
   }
@@ -152,7 +170,9 @@ class ByteReader {
     if (this.#eof) return false;
     if (this.#end === this.#store.length) {
       const length = this.#end - this.#start;
-      const store = length * 2 > this.#store.length ? new Uint8Array(this.#store.length * 2) : this.#store;
+      const store = length * 2 > this.#store.length
+        ? new Uint8Array(this.#store.length * 2)
+        : this.#store;
       store.set(this.#store.subarray(this.#start, this.#end), 0);
       this.#store = store;
       this.#start = 0;
@@ -183,13 +203,18 @@ class ByteReader {
         this.#take(delimiter.length);
         return out;
       }
-      if (this.#buffer.length > limit) throw new Error(`the server sent more than ${limit} bytes without a line end`);
+      if (this.#buffer.length > limit) {
+        throw new Error(`the server sent more than ${limit} bytes without a line end`);
+      }
       if (!(await this.#fill())) throw new Error("the server closed the connection mid-response");
     }
   }
 
   /** A length-delimited body, or one that runs to the end of the connection. */
-  async body(length: string | null, maxBytes: number): Promise<{ body: Uint8Array; truncated: boolean }> {
+  async body(
+    length: string | null,
+    maxBytes: number,
+  ): Promise<{ body: Uint8Array; truncated: boolean }> {
     const declared = length === null ? undefined : Number(length);
     if (declared !== undefined && !(Number.isSafeInteger(declared) && declared >= 0)) {
       throw new Error(`the server sent an invalid Content-Length ${JSON.stringify(length)}`);
@@ -199,7 +224,9 @@ class ByteReader {
     if (declared !== undefined && this.#buffer.length < want) {
       throw new Error("the server closed the connection before the body was complete");
     }
-    const truncated = declared === undefined ? this.#buffer.length > maxBytes || !this.#eof : declared > maxBytes;
+    const truncated = declared === undefined
+      ? this.#buffer.length > maxBytes || !this.#eof
+      : declared > maxBytes;
     return { body: this.#take(Math.min(want, this.#buffer.length)), truncated };
   }
 
@@ -210,7 +237,9 @@ class ByteReader {
     const crlf = new Uint8Array([13, 10]);
     for (;;) {
       const line = new TextDecoder().decode(await this.until(crlf, 1024)).split(";")[0]!.trim();
-      if (!/^[0-9a-fA-F]{1,15}$/.test(line)) throw new Error(`the server sent a malformed chunk size ${JSON.stringify(line)}`);
+      if (!/^[0-9a-fA-F]{1,15}$/.test(line)) {
+        throw new Error(`the server sent a malformed chunk size ${JSON.stringify(line)}`);
+      }
       const length = parseInt(line, 16);
       if (length === 0) return { body: concat(parts, size), truncated: false };
       const take = Math.min(length, maxBytes - size);

@@ -8,8 +8,8 @@
 import { type Context, createContext, Loader, type PluginLike, type Row } from "@terret/hames";
 import {
   memoryStorePlugin,
-  sessionsPlugin,
   SessionsKey,
+  sessionsPlugin,
   ToolAllowList,
   ToolRegistry,
   type ToolResultPayload,
@@ -32,7 +32,11 @@ export interface ToolWorld extends AsyncDisposable {
   /** The workspace directory (a real path). */
   readonly dir: string;
   /** Runs one call as agent `agent-1` in session `s1`. */
-  call(name: string, args: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<ToolResultPayload>;
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    options?: { signal?: AbortSignal },
+  ): Promise<ToolResultPayload>;
 }
 
 /** Options of {@linkcode mountTools}. */
@@ -54,7 +58,8 @@ export async function mountTools(options: ToolWorldOptions = {}): Promise<ToolWo
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-tools-" }));
   const ctx = createContext({ mode: "test" });
   const loader = new Loader(ctx);
-  const sandbox = options.sandbox ?? { plugin: noneSandboxPlugin, config: { acknowledge_unsandboxed: true } };
+  const sandbox = options.sandbox ??
+    { plugin: noneSandboxPlugin, config: { acknowledge_unsandboxed: true } };
   try {
     await loader.load([
       { id: "sessions.store", plugin: memoryStorePlugin, config: {} },
@@ -62,7 +67,9 @@ export async function mountTools(options: ToolWorldOptions = {}): Promise<ToolWo
       {
         id: "tools",
         plugin: ToolRegistry,
-        config: options.maxOutputBytes === undefined ? {} : { max_output_bytes: options.maxOutputBytes },
+        config: options.maxOutputBytes === undefined
+          ? {}
+          : { max_output_bytes: options.maxOutputBytes },
       },
       { id: "tools.allow", plugin: ToolAllowList, config: { allow: ["*"] } },
       { id: "workspace", plugin: workspacePlugin, config: { dirs: [dir] } },
@@ -105,5 +112,6 @@ export async function mountTools(options: ToolWorldOptions = {}): Promise<ToolWo
 export function textOf(result: ToolResultPayload): string {
   return typeof result.content === "string"
     ? result.content
-    : result.content.map((part) => part.type === "text" ? part.text : `<image ${part.media_type}>`).join("\n");
+    : result.content.map((part) => part.type === "text" ? part.text : `<image ${part.media_type}>`)
+      .join("\n");
 }

@@ -23,8 +23,9 @@ export function parseIPv4(text: string): IpAddress | undefined {
   const values: number[] = [];
   for (const part of parts) {
     let value: number;
-    if (/^0[xX][0-9a-fA-F]*$/.test(part)) value = part.length === 2 ? 0 : parseInt(part.slice(2), 16);
-    else if (/^0[0-7]+$/.test(part)) value = parseInt(part.slice(1), 8);
+    if (/^0[xX][0-9a-fA-F]*$/.test(part)) {
+      value = part.length === 2 ? 0 : parseInt(part.slice(2), 16);
+    } else if (/^0[0-7]+$/.test(part)) value = parseInt(part.slice(1), 8);
     else if (/^(0|[1-9][0-9]*)$/.test(part)) value = parseInt(part, 10);
     else return undefined;
     if (!Number.isSafeInteger(value)) return undefined;
@@ -34,7 +35,9 @@ export function parseIPv4(text: string): IpAddress | undefined {
   if (values.some((v) => v > 255) || last >= 256 ** (4 - values.length)) return undefined;
   const bytes = new Uint8Array(4);
   values.forEach((v, i) => (bytes[i] = v));
-  for (let i = 3, rest = last; i >= values.length; i--, rest = Math.floor(rest / 256)) bytes[i] = rest % 256;
+  for (let i = 3, rest = last; i >= values.length; i--, rest = Math.floor(rest / 256)) {
+    bytes[i] = rest % 256;
+  }
   return { family: 4, bytes };
 }
 
@@ -71,7 +74,9 @@ export function parseIPv6(text: string): IpAddress | undefined {
   const words = halves.length === 2
     ? [...head, ...new Array(8 - head.length - rest.length - tail.length).fill(0), ...rest, ...tail]
     : [...head, ...tail];
-  if (words.length !== 8 || (halves.length === 2 && head.length + rest.length + tail.length > 7)) return undefined;
+  if (words.length !== 8 || (halves.length === 2 && head.length + rest.length + tail.length > 7)) {
+    return undefined;
+  }
   const bytes = new Uint8Array(16);
   words.forEach((word, i) => {
     bytes[2 * i] = word >> 8;
@@ -89,7 +94,9 @@ export function parseIp(host: string): IpAddress | undefined {
 export function formatIp(address: IpAddress): string {
   if (address.family === 4) return [...address.bytes].join(".");
   const words: string[] = [];
-  for (let i = 0; i < 16; i += 2) words.push(((address.bytes[i]! << 8) | address.bytes[i + 1]!).toString(16));
+  for (let i = 0; i < 16; i += 2) {
+    words.push(((address.bytes[i]! << 8) | address.bytes[i + 1]!).toString(16));
+  }
   return words.join(":");
 }
 
@@ -180,7 +187,9 @@ export function hostAllowed(host: string, patterns: readonly string[]): boolean 
   return patterns.some((raw) => {
     const pattern = raw.toLowerCase().replace(/\.$/, "");
     if (pattern === "*") return true;
-    if (pattern.startsWith("*.")) return name.endsWith(pattern.slice(1)) && name.length > pattern.length - 1;
+    if (pattern.startsWith("*.")) {
+      return name.endsWith(pattern.slice(1)) && name.length > pattern.length - 1;
+    }
     return name === pattern;
   });
 }

@@ -62,16 +62,22 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
       const output = result.output === "" ? "(no output)" : result.output.replace(/\n$/, "");
       if (result.timedOut) {
         return {
-          content: `${output}\n\nCommand timed out after ${timeout} ms and was killed; the shell session ` +
+          content:
+            `${output}\n\nCommand timed out after ${timeout} ms and was killed; the shell session ` +
             "restarted, so the working directory and variables were reset",
           is_error: true,
         };
       }
       if (result.cancelled) {
-        return { content: `${output}\n\nCommand was cancelled; the shell session restarted`, is_error: true };
+        return {
+          content: `${output}\n\nCommand was cancelled; the shell session restarted`,
+          is_error: true,
+        };
       }
       if (result.exitCode !== 0) {
-        const ended = result.sessionEnded ? " (the shell exited; the next command starts a fresh session)" : "";
+        const ended = result.sessionEnded
+          ? " (the shell exited; the next command starts a fresh session)"
+          : "";
         return { content: `${output}\n\nExit code ${result.exitCode}${ended}`, is_error: true };
       }
       return output;
@@ -94,8 +100,12 @@ function bashParameters(maxTimeout: number): z.ZodType<BashArgs> {
     timeout: z.number().int().min(1).max(maxTimeout).optional().describe(
       `Milliseconds before the command is killed (at most ${maxTimeout})`,
     ),
-    description: z.string().optional().describe("What the command does, in a few words (for humans)"),
+    description: z.string().optional().describe(
+      "What the command does, in a few words (for humans)",
+    ),
     run_in_background: z.boolean().optional().describe("Not supported yet: always refused"),
-    dangerouslyDisableSandbox: z.boolean().optional().describe("Not honoured: always refused when true"),
+    dangerouslyDisableSandbox: z.boolean().optional().describe(
+      "Not honoured: always refused when true",
+    ),
   });
 }

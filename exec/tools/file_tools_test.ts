@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
 import { mountTools, textOf } from "./_testing.ts";
 
-const PNG = Uint8Array.from(atob(
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
-), (c) => c.charCodeAt(0));
+const PNG = Uint8Array.from(
+  atob(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+  ),
+  (c) => c.charCodeAt(0),
+);
 
 Deno.test("Read: numbered lines, a window with offset and limit, and the note naming the next offset", async () => {
   await using w = await mountTools({ std: { read: { default_lines: 3 } } });
@@ -11,7 +14,8 @@ Deno.test("Read: numbered lines, a window with offset and limit, and the note na
   assert.deepStrictEqual(await w.call("Read", { file_path: `${w.dir}/a.txt` }), {
     id: "call-1",
     name: "Read",
-    content: "     1\tone\n     2\ttwo\n     3\tthree\n\n[more lines follow: call Read with offset 4 to continue]",
+    content:
+      "     1\tone\n     2\ttwo\n     3\tthree\n\n[more lines follow: call Read with offset 4 to continue]",
     is_error: false,
   });
   assert.equal(
@@ -147,8 +151,15 @@ Deno.test("Edit: unique replacement, replace_all, and the ambiguous, missing and
     `Replaced 2 occurrences in ${file}`,
   ]);
   assert.equal(await Deno.readTextFile(file), "a = 9\nb = 9\nc = 3\n");
-  const missing = await w.call("Edit", { file_path: `${w.dir}/nope.txt`, old_string: "a", new_string: "b" });
-  assert.deepStrictEqual(textOf(missing), `Tool "Edit" failed: Cannot edit "${w.dir}/nope.txt": no such file or directory`);
+  const missing = await w.call("Edit", {
+    file_path: `${w.dir}/nope.txt`,
+    old_string: "a",
+    new_string: "b",
+  });
+  assert.deepStrictEqual(
+    textOf(missing),
+    `Tool "Edit" failed: Cannot edit "${w.dir}/nope.txt": no such file or directory`,
+  );
 });
 
 Deno.test("Glob: sorted absolute paths, a path argument, no match, denied path", async () => {

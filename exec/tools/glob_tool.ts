@@ -53,7 +53,9 @@ export function createGlobTool(): ToolDefinition<GlobArgs> {
         });
         if (found.paths.length === 0) return "No files found";
         const note = found.truncated
-          ? `\n[showing the first ${plural(found.paths.length, "file")}; narrow the pattern or the path]`
+          ? `\n[showing the first ${
+            plural(found.paths.length, "file")
+          }; narrow the pattern or the path]`
           : "";
         return found.paths.join("\n") + note;
       } catch (error) {

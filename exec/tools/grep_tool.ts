@@ -10,9 +10,9 @@ import { FsKey } from "../fs/file_system.ts";
 import { explainDenied, plural, requireAbsolute, seam } from "./_common.ts";
 import {
   checkType,
+  GREP_TYPES,
   type GrepFound,
   type GrepQuery,
-  GREP_TYPES,
   searchWithFs,
   searchWithRipgrep,
 } from "./_grep_search.ts";
@@ -65,16 +65,19 @@ export interface GrepArgs {
 const lines = z.number().int().min(0).max(100);
 
 const parameters: z.ZodType<GrepArgs> = z.strictObject({
-  pattern: z.string().min(1).describe("The regular expression to search for (JavaScript/ripgrep syntax)"),
+  pattern: z.string().min(1).describe(
+    "The regular expression to search for (JavaScript/ripgrep syntax)",
+  ),
   path: z.string().min(1).optional().describe(
     "The absolute file or directory to search (default: the first workspace directory)",
   ),
   glob: z.string().min(1).optional().describe(
     'Only files matching this glob: "*.ts" matches names, "src/**/*.ts" paths under the search root, "!x" excludes',
   ),
-  output_mode: z.enum(["content", "files_with_matches", "count"]).default("files_with_matches").describe(
-    "content: matching lines; files_with_matches: file paths (default); count: matches per file",
-  ),
+  output_mode: z.enum(["content", "files_with_matches", "count"]).default("files_with_matches")
+    .describe(
+      "content: matching lines; files_with_matches: file paths (default); count: matches per file",
+    ),
   "-B": lines.optional().describe("Lines of context before each match (content mode)"),
   "-A": lines.optional().describe("Lines of context after each match (content mode)"),
   "-C": lines.optional().describe("Lines of context before and after each match (content mode)"),
@@ -82,8 +85,12 @@ const parameters: z.ZodType<GrepArgs> = z.strictObject({
   "-n": z.boolean().default(true).describe("Show line numbers (content mode; default true)"),
   "-i": z.boolean().default(false).describe("Case-insensitive search"),
   "-o": z.boolean().default(false).describe("Show only the matched parts (content mode)"),
-  type: z.string().optional().describe(`Only files of this type: ${Object.keys(GREP_TYPES).join(", ")}`),
-  head_limit: z.number().int().min(1).optional().describe("Return at most this many lines or entries"),
+  type: z.string().optional().describe(
+    `Only files of this type: ${Object.keys(GREP_TYPES).join(", ")}`,
+  ),
+  head_limit: z.number().int().min(1).optional().describe(
+    "Return at most this many lines or entries",
+  ),
   offset: z.number().int().min(0).optional().describe("Skip this many lines or entries first"),
   multiline: z.boolean().default(false).describe("Let the pattern span lines (. matches newlines)"),
 });
@@ -98,7 +105,9 @@ const parameters: z.ZodType<GrepArgs> = z.strictObject({
  * `offset`/`head_limit`, then the `max_lines` cap (with a note); `No matches found` when nothing matched.
  * Non-mutating, parallel, approval `never`.
  */
-export function createGrepTool(options: GrepToolOptions = DEFAULT_GREP_OPTIONS): ToolDefinition<GrepArgs> {
+export function createGrepTool(
+  options: GrepToolOptions = DEFAULT_GREP_OPTIONS,
+): ToolDefinition<GrepArgs> {
   const available = new WeakMap<Subprocess, Promise<boolean>>();
   const hasRipgrep = (subprocess: Subprocess, cwd: string): Promise<boolean> => {
     let known = available.get(subprocess);
@@ -164,21 +173,33 @@ export function renderGrep(found: GrepFound, args: GrepArgs, maxLines: number): 
   if (args.output_mode === "files_with_matches") {
     entries = found.files.map((file) => file.path);
   } else if (args.output_mode === "count") {
-    entries = found.files.map((file) => `${file.path}:${file.events.filter((e) => e.kind === "match").length}`);
+    entries = found.files.map((file) =>
+      `${file.path}:${file.events.filter((e) => e.kind === "match").length}`
+    );
   } else {
     entries = contentLines(found, args);
   }
   const offset = args.offset ?? 0;
   const total = entries.length;
-  let shown = entries.slice(offset, args.head_limit === undefined ? undefined : offset + args.head_limit);
+  let shown = entries.slice(
+    offset,
+    args.head_limit === undefined ? undefined : offset + args.head_limit,
+  );
   const notes: string[] = [];
   if (shown.length > maxLines) {
     shown = shown.slice(0, maxLines);
-    notes.push(`[output cut at ${maxLines} lines of ${total - offset}; use offset ${offset + maxLines} or narrow the search]`);
+    notes.push(
+      `[output cut at ${maxLines} lines of ${total - offset}; use offset ${
+        offset + maxLines
+      } or narrow the search]`,
+    );
   }
   if (found.truncated !== undefined) notes.push(`[the search was incomplete: ${found.truncated}]`);
   if (total === 0) return ["No matches found", ...notes].join("\n");
-  if (shown.length === 0) return [`No entries after offset ${offset} (there are ${plural(total, "entry")})`, ...notes].join("\n");
+  if (shown.length === 0) {
+    return [`No entries after offset ${offset} (there are ${plural(total, "entry")})`, ...notes]
+      .join("\n");
+  }
   return [...shown, ...notes].join("\n");
 }
 
@@ -195,7 +216,8 @@ function contentLines(found: GrepFound, args: GrepArgs): string[] {
         (previousFile !== file.path || (previousEnd !== undefined && first > previousEnd + 1));
       if (withContext && !args["-o"] && breaks) out.push("--");
       const sep = event.kind === "match" ? ":" : "-";
-      const prefix = (n: number): string => args["-n"] ? `${file.path}${sep}${n}${sep}` : `${file.path}${sep}`;
+      const prefix = (n: number): string =>
+        args["-n"] ? `${file.path}${sep}${n}${sep}` : `${file.path}${sep}`;
       if (args["-o"]) {
         for (const part of event.submatches) out.push(`${prefix(first)}${part}`);
       } else {

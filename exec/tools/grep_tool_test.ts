@@ -2,16 +2,22 @@
 import assert from "node:assert/strict";
 import { mountTools, textOf, type ToolWorld } from "./_testing.ts";
 
-const hasRipgrep = await new Deno.Command("rg", { args: ["--version"], stdout: "null", stderr: "null" })
+const hasRipgrep = await new Deno.Command("rg", {
+  args: ["--version"],
+  stdout: "null",
+  stderr: "null",
+})
   .output().then((out) => out.success, () => false);
 if (!hasRipgrep) {
   console.warn("\n!!! GREP PARITY LANE SKIPPED: no `rg` on PATH (apt-get install ripgrep)\n");
 }
 
 const CORPUS: Record<string, string> = {
-  "src/app.ts": "import x from 'y';\n// TODO: fix the thing\nexport const answer = 42;\nconst TODO_list = [];\n",
+  "src/app.ts":
+    "import x from 'y';\n// TODO: fix the thing\nexport const answer = 42;\nconst TODO_list = [];\n",
   "src/util.js": "function todo() {}\n\nexport default todo; // todo\n",
-  "src/deep/nested/mod.ts": "line 1\nline 2\nTODO deep\nline 4\nline 5\nline 6\nTODO again\nline 8\n",
+  "src/deep/nested/mod.ts":
+    "line 1\nline 2\nTODO deep\nline 4\nline 5\nline 6\nTODO again\nline 8\n",
   "src/a-b.ts": "dash TODO\n",
   "src/a/b.ts": "slash TODO\n",
   "docs/readme.md": "# Title\n\nSome TODO in docs\n",
@@ -63,7 +69,8 @@ function searchPath(w: ToolWorld, query: Record<string, unknown>): Record<string
 Deno.test("Grep (TypeScript search): modes, context, filters, .gitignore, hidden and binary files", async () => {
   await using w = await mountTools({ std: { grep: { ripgrep: "never" } } });
   await corpus(w);
-  const grep = async (query: Record<string, unknown>) => textOf(await w.call("Grep", searchPath(w, query)));
+  const grep = async (query: Record<string, unknown>) =>
+    textOf(await w.call("Grep", searchPath(w, query)));
   const d = w.dir;
   assert.equal(
     await grep({ pattern: "TODO" }),
@@ -93,11 +100,18 @@ Deno.test("Grep (TypeScript search): modes, context, filters, .gitignore, hidden
   );
   assert.equal(
     await grep({ pattern: "TODO", output_mode: "count", glob: "src/**" }),
-    [`${d}/src/a/b.ts:1`, `${d}/src/a-b.ts:1`, `${d}/src/app.ts:2`, `${d}/src/deep/nested/mod.ts:2`].join("\n"),
+    [`${d}/src/a/b.ts:1`, `${d}/src/a-b.ts:1`, `${d}/src/app.ts:2`, `${d}/src/deep/nested/mod.ts:2`]
+      .join("\n"),
   );
   assert.equal(
     await grep({ pattern: "start[\\s\\S]*?end", multiline: true, output_mode: "content" }),
-    [`${d}/multi.txt:1:start block`, `${d}/multi.txt:2:middle`, `${d}/multi.txt:3:end block`, `${d}/multi.txt:4:start again`, `${d}/multi.txt:5:end`].join("\n"),
+    [
+      `${d}/multi.txt:1:start block`,
+      `${d}/multi.txt:2:middle`,
+      `${d}/multi.txt:3:end block`,
+      `${d}/multi.txt:4:start again`,
+      `${d}/multi.txt:5:end`,
+    ].join("\n"),
   );
   assert.equal(await grep({ pattern: "nothing-matches-this" }), "No matches found");
 });
@@ -113,8 +127,11 @@ Deno.test("Grep: the error paths (bad regex, unknown type, denied path, relative
     true,
     'Tool "Grep" failed: Cannot search for "(": Invalid regular expression: /(/gu: Unterminated group',
   ]);
-  assert.deepStrictEqual((await grep({ pattern: "x", type: "cobol" }))[1], 'Tool "Grep" failed: Unknown file type "cobol": ' +
-    "use one of c, cpp, css, go, html, java, js, json, md, py, rb, rust, sh, sql, toml, ts, txt, yaml");
+  assert.deepStrictEqual(
+    (await grep({ pattern: "x", type: "cobol" }))[1],
+    'Tool "Grep" failed: Unknown file type "cobol": ' +
+      "use one of c, cpp, css, go, html, java, js, json, md, py, rb, rust, sh, sql, toml, ts, txt, yaml",
+  );
   assert.deepStrictEqual(await grep({ pattern: "x", path: "/etc" }), [
     true,
     `Tool "Grep" failed: Cannot stat "/etc": outside the granted workspaces (the granted workspace is ${w.dir})`,
@@ -130,7 +147,8 @@ Deno.test("Grep: the error paths (bad regex, unknown type, denied path, relative
 });
 
 Deno.test({
-  name: "Grep: ripgrep and the TypeScript search give the same results for every query of the corpus",
+  name:
+    "Grep: ripgrep and the TypeScript search give the same results for every query of the corpus",
   ignore: !hasRipgrep,
   async fn() {
     await using rg = await mountTools({ std: { grep: { ripgrep: "auto" } } });

@@ -101,7 +101,9 @@ export function createReadTool(
         }
         const ext = args.file_path.toLowerCase().match(/\.([a-z0-9]+)$/)?.[1] ?? "";
         const media = IMAGE_TYPES[ext];
-        if (media !== undefined) return await readImage(fs, args.file_path, media, stat.size, options, run.signal);
+        if (media !== undefined) {
+          return await readImage(fs, args.file_path, media, stat.size, options, run.signal);
+        }
         return await readText(fs, args, stat.size, options, run.signal);
       } catch (error) {
         return explainDenied(error, fs.dirs);
@@ -117,14 +119,19 @@ async function readImage(
   size: number,
   options: ReadToolOptions,
   signal: AbortSignal,
-): Promise<readonly [{ type: "text"; text: string }, { type: "image"; media_type: string; data: string }]> {
+): Promise<
+  readonly [{ type: "text"; text: string }, { type: "image"; media_type: string; data: string }]
+> {
   if (size > options.max_image_bytes) {
     throw new TerretError(
       "TooLarge",
       `Cannot read image "${path}": ${size} bytes is over the ${options.max_image_bytes}-byte image limit`,
     );
   }
-  const bytes = await fs.readBytes(path, { signal, maxBytes: Math.max(1, options.max_image_bytes) });
+  const bytes = await fs.readBytes(path, {
+    signal,
+    maxBytes: Math.max(1, options.max_image_bytes),
+  });
   return [
     { type: "text", text: `Image ${path} (${media}, ${bytes.length} bytes)` },
     { type: "image", media_type: media, data: base64(bytes) },
@@ -185,7 +192,9 @@ async function readText(
       if (more) break;
     }
     // Keep a runaway line bounded while it is still being scanned.
-    if (partial.length > options.max_line_chars + 1) partial = partial.slice(0, options.max_line_chars + 1);
+    if (partial.length > options.max_line_chars + 1) {
+      partial = partial.slice(0, options.max_line_chars + 1);
+    }
   }
   if (!more && stoppedAt === undefined && partial !== "") take(partial);
   const total = lineNo - 1;
@@ -197,12 +206,16 @@ async function readText(
   }
   if (more) out.push(`\n[more lines follow: call Read with offset ${last + 1} to continue]`);
   if (stoppedAt !== undefined) {
-    out.push(`\n[stopped after scanning ${stoppedAt} of ${size} bytes; use Grep to find lines further on]`);
+    out.push(
+      `\n[stopped after scanning ${stoppedAt} of ${size} bytes; use Grep to find lines further on]`,
+    );
   }
   return out.join("\n");
 }
 
 function render(lineNo: number, line: string, maxChars: number): string {
-  const kept = line.length > maxChars ? `${line.slice(0, maxChars)}… [line cut at ${maxChars} characters]` : line;
+  const kept = line.length > maxChars
+    ? `${line.slice(0, maxChars)}… [line cut at ${maxChars} characters]`
+    : line;
   return `${String(lineNo).padStart(6)}\t${kept}`;
 }

@@ -4,7 +4,13 @@
  *
  * @module
  */
-import { ConfigUpdated, type Context, definePlugin, type HostPermissions, type Plugin } from "@terret/hames";
+import {
+  ConfigUpdated,
+  type Context,
+  definePlugin,
+  type HostPermissions,
+  type Plugin,
+} from "@terret/hames";
 import { SandboxKey, type ToolDefinition, ToolsKey } from "@terret/core";
 import { z } from "zod";
 import { FsKey } from "../fs/file_system.ts";
@@ -19,7 +25,12 @@ import { createTerminalCloseTool } from "./terminal_close_tool.ts";
 import { createTerminalInputTool } from "./terminal_input_tool.ts";
 import { createTerminalOpenTool } from "./terminal_open_tool.ts";
 import { createTerminalReadTool } from "./terminal_read_tool.ts";
-import { createWebFetchTool, DEFAULT_WEB_FETCH_OPTIONS, type WebFetchHooks, type WebFetchOptions } from "./web_fetch_tool.ts";
+import {
+  createWebFetchTool,
+  DEFAULT_WEB_FETCH_OPTIONS,
+  type WebFetchHooks,
+  type WebFetchOptions,
+} from "./web_fetch_tool.ts";
 import { createWriteTool } from "./write_tool.ts";
 
 /** Config of the `tools.std` row. */
@@ -36,25 +47,45 @@ const DOMAIN = /^(\*|(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.?|\[[0-9A-Fa-f:.]+\
 /** The `tools.std` row's config schema. */
 export const stdToolsConfig: z.ZodType<StdToolsConfig> = z.object({
   read: z.object({
-    default_lines: positive.default(DEFAULT_READ_OPTIONS.default_lines).describe("Lines Read shows without a limit"),
-    max_line_chars: positive.default(DEFAULT_READ_OPTIONS.max_line_chars).describe("Characters kept per line"),
-    max_scan_bytes: positive.default(DEFAULT_READ_OPTIONS.max_scan_bytes).describe("Bytes one Read scans at most"),
-    max_image_bytes: positive.default(DEFAULT_READ_OPTIONS.max_image_bytes).describe("Largest image Read returns"),
+    default_lines: positive.default(DEFAULT_READ_OPTIONS.default_lines).describe(
+      "Lines Read shows without a limit",
+    ),
+    max_line_chars: positive.default(DEFAULT_READ_OPTIONS.max_line_chars).describe(
+      "Characters kept per line",
+    ),
+    max_scan_bytes: positive.default(DEFAULT_READ_OPTIONS.max_scan_bytes).describe(
+      "Bytes one Read scans at most",
+    ),
+    max_image_bytes: positive.default(DEFAULT_READ_OPTIONS.max_image_bytes).describe(
+      "Largest image Read returns",
+    ),
   }).strict().default({ ...DEFAULT_READ_OPTIONS }).describe("Read's limits"),
   grep: z.object({
     ripgrep: z.enum(["auto", "never"]).default("auto").describe(
       "auto: run ripgrep (through the sandbox) when the execution world has it; never: the TypeScript search",
     ),
     rg: z.string().min(1).default("rg").describe("The ripgrep program"),
-    max_lines: positive.default(DEFAULT_GREP_OPTIONS.max_lines).describe("Output lines one Grep returns"),
-    max_file_bytes: positive.default(DEFAULT_GREP_OPTIONS.max_file_bytes).describe("Larger files are skipped"),
-    max_files: positive.default(DEFAULT_GREP_OPTIONS.max_files).describe("Files the TypeScript search examines"),
-    timeout_ms: positive.default(DEFAULT_GREP_OPTIONS.timeout_ms).describe("Milliseconds a ripgrep run may take"),
+    max_lines: positive.default(DEFAULT_GREP_OPTIONS.max_lines).describe(
+      "Output lines one Grep returns",
+    ),
+    max_file_bytes: positive.default(DEFAULT_GREP_OPTIONS.max_file_bytes).describe(
+      "Larger files are skipped",
+    ),
+    max_files: positive.default(DEFAULT_GREP_OPTIONS.max_files).describe(
+      "Files the TypeScript search examines",
+    ),
+    timeout_ms: positive.default(DEFAULT_GREP_OPTIONS.timeout_ms).describe(
+      "Milliseconds a ripgrep run may take",
+    ),
   }).strict().default({ ...DEFAULT_GREP_OPTIONS }).describe("Grep's engine and limits"),
   bash: z.object({
-    default_timeout_ms: positive.default(120_000).describe("Milliseconds a command runs without a timeout"),
+    default_timeout_ms: positive.default(120_000).describe(
+      "Milliseconds a command runs without a timeout",
+    ),
     max_timeout_ms: positive.default(600_000).describe("The largest timeout a call may ask for"),
-  }).strict().default({ default_timeout_ms: 120_000, max_timeout_ms: 600_000 }).describe("Bash's timeouts"),
+  }).strict().default({ default_timeout_ms: 120_000, max_timeout_ms: 600_000 }).describe(
+    "Bash's timeouts",
+  ),
   web_fetch: z.object({
     allow_domains: z.array(z.string().regex(DOMAIN)).default([]).describe(
       "Hosts WebFetch may reach: example.com, *.example.com (subdomains), * (any public host). Empty: none",
@@ -63,12 +94,24 @@ export const stdToolsConfig: z.ZodType<StdToolsConfig> = z.object({
       "Also refuse private (10/8, 172.16/12, 192.168/16, fc00::/7), shared and documentation ranges; loopback, " +
         "link-local and unspecified addresses are always refused",
     ),
-    timeout_ms: positive.default(DEFAULT_WEB_FETCH_OPTIONS.timeout_ms).describe("Total deadline of one call"),
-    max_bytes: positive.default(DEFAULT_WEB_FETCH_OPTIONS.max_bytes).describe("Body cap in bytes (decoded)"),
-    max_redirects: z.number().int().min(0).max(20).default(5).describe("Redirects followed, each re-checked"),
-    max_chars: positive.default(DEFAULT_WEB_FETCH_OPTIONS.max_chars).describe("Characters of text per call"),
-    user_agent: z.string().min(1).default(DEFAULT_WEB_FETCH_OPTIONS.user_agent).describe("The User-Agent sent"),
-  }).strict().default({ ...DEFAULT_WEB_FETCH_OPTIONS, allow_domains: [] }).describe("WebFetch's policy and limits"),
+    timeout_ms: positive.default(DEFAULT_WEB_FETCH_OPTIONS.timeout_ms).describe(
+      "Total deadline of one call",
+    ),
+    max_bytes: positive.default(DEFAULT_WEB_FETCH_OPTIONS.max_bytes).describe(
+      "Body cap in bytes (decoded)",
+    ),
+    max_redirects: z.number().int().min(0).max(20).default(5).describe(
+      "Redirects followed, each re-checked",
+    ),
+    max_chars: positive.default(DEFAULT_WEB_FETCH_OPTIONS.max_chars).describe(
+      "Characters of text per call",
+    ),
+    user_agent: z.string().min(1).default(DEFAULT_WEB_FETCH_OPTIONS.user_agent).describe(
+      "The User-Agent sent",
+    ),
+  }).strict().default({ ...DEFAULT_WEB_FETCH_OPTIONS, allow_domains: [] }).describe(
+    "WebFetch's policy and limits",
+  ),
 }).strict() as z.ZodType<StdToolsConfig>;
 
 /** Options of {@linkcode createStdToolsPlugin} that config cannot reach (tests). */
@@ -120,7 +163,7 @@ export function createStdToolsPlugin(options: StdToolsPluginOptions = {}): Plugi
             createEditTool(),
             createGlobTool(),
             createGrepTool(config.grep),
-          ] ),
+          ]),
       }));
       ctx.plugin(definePlugin({
         name: "terret-tools-std-terminals",
@@ -131,7 +174,7 @@ export function createStdToolsPlugin(options: StdToolsPluginOptions = {}): Plugi
             createTerminalInputTool(),
             createTerminalReadTool(),
             createTerminalCloseTool(),
-          ] ),
+          ]),
       }));
       ctx.plugin(definePlugin({
         name: "terret-tools-std-bash",
@@ -147,7 +190,8 @@ function registerBash(
   scope: Context,
   bash: StdToolsConfig["bash"],
 ): void {
-  const derive = (): "always" | "policy" => bashApproval(scope.get(SandboxKey).isolated) as "always" | "policy";
+  const derive = (): "always" | "policy" =>
+    bashApproval(scope.get(SandboxKey).isolated) as "always" | "policy";
   let approval = derive();
   let registration = scope.get(ToolsKey).register(scope, createBashTool({ approval, ...bash }));
   scope.on(ConfigUpdated, async () => {

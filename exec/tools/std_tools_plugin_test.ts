@@ -40,12 +40,18 @@ const replacingSandbox = definePlugin({
   provides: [SandboxKey],
   config: z.object({ isolated: z.boolean() }),
   apply(ctx, config) {
-    ctx.provide(SandboxKey, { ...createNoneSandbox(ctx.get(WorkspaceKey).dirs), isolated: config.isolated });
+    ctx.provide(SandboxKey, {
+      ...createNoneSandbox(ctx.get(WorkspaceKey).dirs),
+      isolated: config.isolated,
+    });
   },
 });
 
 function summary(info: ToolInfo) {
-  const parameters = info.parameters as { properties?: Record<string, unknown>; required?: string[] };
+  const parameters = info.parameters as {
+    properties?: Record<string, unknown>;
+    required?: string[];
+  };
   return {
     name: info.name,
     mutating: info.mutating,
@@ -64,7 +70,13 @@ Deno.test("the roster: Claude Code's names and fields, honest metadata, Bash 'al
       mutating: true,
       concurrency: "serial",
       approval: "always",
-      fields: ["command", "timeout", "description", "run_in_background", "dangerouslyDisableSandbox"],
+      fields: [
+        "command",
+        "timeout",
+        "description",
+        "run_in_background",
+        "dangerouslyDisableSandbox",
+      ],
       required: ["command"],
     },
     {
@@ -75,13 +87,36 @@ Deno.test("the roster: Claude Code's names and fields, honest metadata, Bash 'al
       fields: ["file_path", "old_string", "new_string", "replace_all"],
       required: ["file_path", "old_string", "new_string"],
     },
-    { name: "Glob", mutating: false, concurrency: "parallel", approval: "never", fields: ["pattern", "path"], required: ["pattern"] },
+    {
+      name: "Glob",
+      mutating: false,
+      concurrency: "parallel",
+      approval: "never",
+      fields: ["pattern", "path"],
+      required: ["pattern"],
+    },
     {
       name: "Grep",
       mutating: false,
       concurrency: "parallel",
       approval: "never",
-      fields: ["pattern", "path", "glob", "output_mode", "-B", "-A", "-C", "context", "-n", "-i", "-o", "type", "head_limit", "offset", "multiline"],
+      fields: [
+        "pattern",
+        "path",
+        "glob",
+        "output_mode",
+        "-B",
+        "-A",
+        "-C",
+        "context",
+        "-n",
+        "-i",
+        "-o",
+        "type",
+        "head_limit",
+        "offset",
+        "multiline",
+      ],
       required: ["pattern"],
     },
     {
@@ -108,7 +143,14 @@ Deno.test("the roster: Claude Code's names and fields, honest metadata, Bash 'al
       fields: ["file_path", "content"],
       required: ["file_path", "content"],
     },
-    { name: "terminal_close", mutating: true, concurrency: "serial", approval: "policy", fields: ["name"], required: ["name"] },
+    {
+      name: "terminal_close",
+      mutating: true,
+      concurrency: "serial",
+      approval: "policy",
+      fields: ["name"],
+      required: ["name"],
+    },
     {
       name: "terminal_input",
       mutating: true,
@@ -137,7 +179,9 @@ Deno.test("the roster: Claude Code's names and fields, honest metadata, Bash 'al
 });
 
 Deno.test("Bash's approval is re-derived when the sandbox row is reconfigured in place (config/updated)", async () => {
-  await using w = await mountTools({ sandbox: { plugin: SwitchableSandbox, config: { isolated: true } } });
+  await using w = await mountTools({
+    sandbox: { plugin: SwitchableSandbox, config: { isolated: true } },
+  });
   const sandbox = w.ctx.get(SandboxKey);
   assert.equal(w.tools.get("Bash")?.approval, "policy");
   await w.loader.reconfigure("sandbox", { isolated: false });
@@ -149,7 +193,9 @@ Deno.test("Bash's approval is re-derived when the sandbox row is reconfigured in
 });
 
 Deno.test("Bash's approval is re-derived when the sandbox service is replaced, and absent while it is gone", async () => {
-  await using w = await mountTools({ sandbox: { plugin: replacingSandbox, config: { isolated: false } } });
+  await using w = await mountTools({
+    sandbox: { plugin: replacingSandbox, config: { isolated: false } },
+  });
   assert.equal(w.tools.get("Bash")?.approval, "always");
   await w.loader.reconfigure("sandbox", { isolated: true });
   assert.equal(w.tools.get("Bash")?.approval, "policy");
@@ -166,18 +212,24 @@ Deno.test("Bash's approval is re-derived when the sandbox service is replaced, a
 
 Deno.test("the tools.std row's permissions: net only with an allow list, rg with ripgrep auto", () => {
   const parse = (config: unknown) => stdToolsPlugin.config!.parse(config);
-  assert.deepStrictEqual(stdToolsPlugin.permissions!(parse({}), { provider: () => undefined }), { run: ["rg"] });
+  assert.deepStrictEqual(stdToolsPlugin.permissions!(parse({}), { provider: () => undefined }), {
+    run: ["rg"],
+  });
   assert.deepStrictEqual(
-    stdToolsPlugin.permissions!(parse({ web_fetch: { allow_domains: ["docs.deno.com"] }, grep: { ripgrep: "never" } }), {
-      provider: () => undefined,
-    }),
+    stdToolsPlugin.permissions!(
+      parse({ web_fetch: { allow_domains: ["docs.deno.com"] }, grep: { ripgrep: "never" } }),
+      {
+        provider: () => undefined,
+      },
+    ),
     { net: true },
   );
   assert.throws(() => parse({ web_fetch: { allow_domains: ["http://x.com/"] } }), /allow_domains/);
 });
 
 Deno.test({
-  name: "the roster is identical field for field under none and docker, except Bash's derived approval",
+  name:
+    "the roster is identical field for field under none and docker, except Bash's derived approval",
   ignore: lane.skip !== undefined,
   async fn() {
     await using host = await mountTools();
@@ -198,11 +250,17 @@ Deno.test({
     // The same tool code, moved: Write lands host-side in the mount, Bash reads it inside the container.
     await docker.call("Write", { file_path: `${docker.dir}/note.txt`, content: "from fs" });
     assert.equal(
-      textOf(await docker.call("Bash", { command: `cat ${docker.dir}/note.txt; echo; cat /proc/sys/kernel/hostname` })),
+      textOf(
+        await docker.call("Bash", {
+          command: `cat ${docker.dir}/note.txt; echo; cat /proc/sys/kernel/hostname`,
+        }),
+      ),
       "from fs\nterret-sandbox",
     );
     assert.equal(
-      textOf(await docker.call("Grep", { pattern: "from", path: docker.dir, output_mode: "content" })),
+      textOf(
+        await docker.call("Grep", { pattern: "from", path: docker.dir, output_mode: "content" }),
+      ),
       `${docker.dir}/note.txt:1:from fs`,
     );
   },

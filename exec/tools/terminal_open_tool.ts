@@ -22,9 +22,15 @@ export interface TerminalOpenArgs {
 export const TERMINAL_NAME: RegExp = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 const parameters: z.ZodType<TerminalOpenArgs> = z.strictObject({
-  name: z.string().regex(TERMINAL_NAME).describe("A name for the terminal, unique among yours (e.g. repl)"),
-  command: z.string().min(1).describe("The command to run, as a bash command line (e.g. python3 -i)"),
-  cwd: z.string().min(1).optional().describe("The absolute working directory (default: the workspace)"),
+  name: z.string().regex(TERMINAL_NAME).describe(
+    "A name for the terminal, unique among yours (e.g. repl)",
+  ),
+  command: z.string().min(1).describe(
+    "The command to run, as a bash command line (e.g. python3 -i)",
+  ),
+  cwd: z.string().min(1).optional().describe(
+    "The absolute working directory (default: the workspace)",
+  ),
   cols: z.number().int().min(20).max(500).optional().describe("Terminal width"),
   rows: z.number().int().min(5).max(200).optional().describe("Terminal height"),
 });
@@ -48,7 +54,9 @@ export function createTerminalOpenTool(): ToolDefinition<TerminalOpenArgs> {
     approval: "policy",
     async handler(args, run) {
       const terminals = seam(run.ctx, TerminalsKey, "terminal_open");
-      if (args.cwd !== undefined) requireAbsolute(args.cwd, "cwd", run.ctx.maybe(FsKey)?.dirs ?? []);
+      if (args.cwd !== undefined) {
+        requireAbsolute(args.cwd, "cwd", run.ctx.maybe(FsKey)?.dirs ?? []);
+      }
       const info = await terminals.open(run.agent_id, args.name, ["bash", "-c", args.command], {
         ...(args.cwd === undefined ? {} : { cwd: args.cwd }),
         ...(args.cols === undefined ? {} : { cols: args.cols }),

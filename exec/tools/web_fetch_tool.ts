@@ -9,7 +9,14 @@ import { TerretError } from "@terret/hames";
 import { z } from "zod";
 import { exchange, type PinnedResponse } from "./_http_pinned.ts";
 import { htmlTitle, htmlToText } from "./_html_text.ts";
-import { formatIp, hostAllowed, type IpAddress, isLocalName, parseIp, refusal } from "./_web_floor.ts";
+import {
+  formatIp,
+  hostAllowed,
+  type IpAddress,
+  isLocalName,
+  parseIp,
+  refusal,
+} from "./_web_floor.ts";
 
 /** Options of {@linkcode createWebFetchTool} (the `tools.std` row's `web_fetch` config). */
 export interface WebFetchOptions {
@@ -60,8 +67,12 @@ export interface WebFetchArgs {
 
 const parameters: z.ZodType<WebFetchArgs> = z.strictObject({
   url: z.string().min(1).describe("The http(s) URL to fetch"),
-  prompt: z.string().describe("What you want from the page (kept with the result; no model runs here)"),
-  offset: z.number().int().min(0).optional().describe("Character position to continue a long page from"),
+  prompt: z.string().describe(
+    "What you want from the page (kept with the result; no model runs here)",
+  ),
+  offset: z.number().int().min(0).optional().describe(
+    "Character position to continue a long page from",
+  ),
 });
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -83,7 +94,8 @@ export function createWebFetchTool(
 ): ToolDefinition<WebFetchArgs> {
   const resolve = hooks.resolve ?? resolveDns;
   const connect = hooks.connect ??
-    ((address: string, port: number, signal: AbortSignal) => Deno.connect({ hostname: address, port, signal }));
+    ((address: string, port: number, signal: AbortSignal) =>
+      Deno.connect({ hostname: address, port, signal }));
   return defineTool({
     name: "WebFetch",
     description:
@@ -133,7 +145,9 @@ async function fetchPinned(
     };
     signal.addEventListener("abort", close, { once: true });
     try {
-      if (url.protocol === "https:") conn = await Deno.startTls(conn as Deno.TcpConn, { hostname: bare(url.hostname) });
+      if (url.protocol === "https:") {
+        conn = await Deno.startTls(conn as Deno.TcpConn, { hostname: bare(url.hostname) });
+      }
       const response = await exchange(conn, {
         target: `${url.pathname}${url.search}`,
         host: url.host,
@@ -157,7 +171,11 @@ async function fetchPinned(
     } catch (error) {
       signal.throwIfAborted();
       if (error instanceof TerretError) throw error;
-      throw new TerretError("FetchFailed", `Cannot fetch "${url.href}": ${(error as Error).message}`, { cause: error });
+      throw new TerretError(
+        "FetchFailed",
+        `Cannot fetch "${url.href}": ${(error as Error).message}`,
+        { cause: error },
+      );
     } finally {
       signal.removeEventListener("abort", close);
       close();
@@ -173,10 +191,16 @@ function parseUrl(input: string): URL {
     throw new TypeError(`Cannot fetch ${JSON.stringify(input)}: it is not a valid absolute URL`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new TerretError("Denied", `Cannot fetch "${url.href}": only http and https URLs are fetched`);
+    throw new TerretError(
+      "Denied",
+      `Cannot fetch "${url.href}": only http and https URLs are fetched`,
+    );
   }
   if (url.username !== "" || url.password !== "") {
-    throw new TerretError("Denied", `Cannot fetch "${url.protocol}//${url.host}": credentials in URLs are not sent`);
+    throw new TerretError(
+      "Denied",
+      `Cannot fetch "${url.protocol}//${url.host}": credentials in URLs are not sent`,
+    );
   }
   return url;
 }
@@ -193,20 +217,25 @@ async function checkedAddress(
   resolve: (name: string, signal: AbortSignal) => Promise<readonly string[]>,
 ): Promise<IpAddress> {
   const host = bare(url.hostname);
-  const deny = (why: string): TerretError => new TerretError("Denied", `Cannot fetch "${url.href}": ${why}`);
+  const deny = (why: string): TerretError =>
+    new TerretError("Denied", `Cannot fetch "${url.href}": ${why}`);
   if (!hostAllowed(host, options.allow_domains)) {
     throw deny(
       `the host "${host}" is not on WebFetch's allow list (the tools.std row's web_fetch.allow_domains)`,
     );
   }
-  if (isLocalName(host)) throw deny(`"${host}" names this machine (loopback); WebFetch never fetches local addresses`);
+  if (isLocalName(host)) {
+    throw deny(`"${host}" names this machine (loopback); WebFetch never fetches local addresses`);
+  }
   const literal = parseIp(host);
   const addresses: IpAddress[] = [];
   if (literal !== undefined) addresses.push(literal);
   else {
     for (const text of await resolve(host, signal)) {
       const parsed = parseIp(text);
-      if (parsed === undefined) throw deny(`the resolver returned ${JSON.stringify(text)}, which is not an IP address`);
+      if (parsed === undefined) {
+        throw deny(`the resolver returned ${JSON.stringify(text)}, which is not an IP address`);
+      }
       addresses.push(parsed);
     }
     if (addresses.length === 0) throw deny(`the name "${host}" does not resolve`);
@@ -238,12 +267,19 @@ function render(url: URL, response: PinnedResponse, args: WebFetchArgs, options:
 } {
   const type = response.headers.get("content-type") ?? "";
   const mime = type.split(";")[0]!.trim().toLowerCase();
-  const head = [`URL: ${url.href}`, `Status: ${response.status}`, `Content-Type: ${type || "(none)"}`];
+  const head = [
+    `URL: ${url.href}`,
+    `Status: ${response.status}`,
+    `Content-Type: ${type || "(none)"}`,
+  ];
   const isError = response.status >= 400;
   const textual = mime === "" || mime.startsWith("text/") || /[+/](json|xml)$/.test(mime) ||
     mime === "application/javascript";
   if (!textual) {
-    head.push("", `The body is ${response.body.length} bytes of ${mime}, which WebFetch does not show as text.`);
+    head.push(
+      "",
+      `The body is ${response.body.length} bytes of ${mime}, which WebFetch does not show as text.`,
+    );
     return { content: head.join("\n"), is_error: isError };
   }
   const charset = /charset\s*=\s*"?([A-Za-z0-9_.:-]+)/i.exec(type)?.[1] ?? "utf-8";
@@ -254,7 +290,8 @@ function render(url: URL, response: PinnedResponse, args: WebFetchArgs, options:
     decoder = new TextDecoder();
   }
   const raw = decoder.decode(response.body);
-  const html = mime === "text/html" || mime === "application/xhtml+xml" || (mime === "" && /<html/i.test(raw));
+  const html = mime === "text/html" || mime === "application/xhtml+xml" ||
+    (mime === "" && /<html/i.test(raw));
   const title = html ? htmlTitle(raw) : undefined;
   if (title !== undefined) head.push(`Title: ${title}`);
   const text = html ? htmlToText(raw, url) : raw;
@@ -264,15 +301,17 @@ function render(url: URL, response: PinnedResponse, args: WebFetchArgs, options:
   if (response.truncated) notes.push(`[the body was cut at ${options.max_bytes} bytes]`);
   if (offset + options.max_chars < text.length) {
     notes.push(
-      `[showing characters ${offset}–${offset + page.length} of ${text.length}; call again with offset ${
+      `[showing characters ${offset}–${
         offset + page.length
-      } for more]`,
+      } of ${text.length}; call again with offset ${offset + page.length} for more]`,
     );
   }
   head.push(
     `Prompt (not run through a model here; apply it to the text): ${args.prompt}`,
     "",
-    page === "" && offset > 0 ? `(nothing past offset ${offset}; the text has ${text.length} characters)` : page,
+    page === "" && offset > 0
+      ? `(nothing past offset ${offset}; the text has ${text.length} characters)`
+      : page,
   );
   return { content: [...head, ...notes.map((note) => `\n${note}`)].join("\n"), is_error: isError };
 }

@@ -28,7 +28,10 @@ function site(): Site {
           { headers: { "content-type": "text/html; charset=utf-8" } },
         );
       case "/redirect-loopback":
-        return new Response(null, { status: 302, headers: { location: `http://127.0.0.1:${url.port}/page` } });
+        return new Response(null, {
+          status: 302,
+          headers: { location: `http://127.0.0.1:${url.port}/page` },
+        });
       case "/redirect-same":
         return new Response(null, { status: 301, headers: { location: "/plain" } });
       case "/loop":
@@ -39,12 +42,17 @@ function site(): Site {
         const body = await new Response(
           new Blob(["compressed hello"]).stream().pipeThrough(new CompressionStream("gzip")),
         ).arrayBuffer();
-        return new Response(body, { headers: { "content-type": "text/plain", "content-encoding": "gzip" } });
+        return new Response(body, {
+          headers: { "content-type": "text/plain", "content-encoding": "gzip" },
+        });
       }
       case "/big":
         return new Response("y".repeat(100_000), { headers: { "content-type": "text/plain" } });
       case "/missing":
-        return new Response("no such page", { status: 404, headers: { "content-type": "text/plain" } });
+        return new Response("no such page", {
+          status: 404,
+          headers: { "content-type": "text/plain" },
+        });
       case "/drip": {
         let timer: ReturnType<typeof setInterval> | undefined;
         const body = new ReadableStream<Uint8Array>({
@@ -75,7 +83,12 @@ interface Dial {
   readonly port: number;
 }
 
-function hooks(port: number, dials: Dial[], names: Record<string, string[][]>, real = false): WebFetchHooks {
+function hooks(
+  port: number,
+  dials: Dial[],
+  names: Record<string, string[][]>,
+  real = false,
+): WebFetchHooks {
   const calls = new Map<string, number>();
   return {
     resolve(name) {
@@ -87,7 +100,11 @@ function hooks(port: number, dials: Dial[], names: Record<string, string[][]>, r
     connect(address, _port, signal) {
       dials.push({ address, port: _port });
       // Production dials the checked address; the test carries the public stand-in to the local server.
-      return Deno.connect({ hostname: real ? address : "127.0.0.1", port: real ? _port : port, signal });
+      return Deno.connect({
+        hostname: real ? address : "127.0.0.1",
+        port: real ? _port : port,
+        signal,
+      });
     },
   };
 }
@@ -113,26 +130,43 @@ async function fetchText(w: ToolWorld, url: string, extra: Record<string, unknow
 Deno.test("WebFetch SSRF battery: every local spelling is refused before anything is dialled", async () => {
   await using s = site();
   const dials: Dial[] = [];
-  await using w = await world(s, dials, { allow_domains: ["*"] }, { "evil.example": [["127.0.0.1"]] }, true);
+  await using w = await world(s, dials, { allow_domains: ["*"] }, {
+    "evil.example": [["127.0.0.1"]],
+  }, true);
   const P = s.port;
   const floor = "WebFetch refuses local, private and special-purpose addresses";
   const cases: [string, string][] = [
     [`http://127.0.0.1:${P}/page`, `127.0.0.1 is a loopback (127.0.0.0/8) address; ${floor}`],
-    [`http://localhost:${P}/page`, `"localhost" names this machine (loopback); WebFetch never fetches local addresses`],
+    [
+      `http://localhost:${P}/page`,
+      `"localhost" names this machine (loopback); WebFetch never fetches local addresses`,
+    ],
     [`http://[::1]:${P}/page`, `0:0:0:0:0:0:0:1 is a loopback (::1) address; ${floor}`],
     [`http://0.0.0.0:${P}/page`, `0.0.0.0 is a unspecified (0.0.0.0/8) address; ${floor}`],
-    ["http://169.254.169.254/latest/meta-data/", `169.254.169.254 is a link-local (169.254.0.0/16, cloud metadata) address; ${floor}`],
+    [
+      "http://169.254.169.254/latest/meta-data/",
+      `169.254.169.254 is a link-local (169.254.0.0/16, cloud metadata) address; ${floor}`,
+    ],
     [`http://10.1.2.3:${P}/`, `10.1.2.3 is a private (10.0.0.0/8) address; ${floor}`],
     [`http://2130706433:${P}/page`, `127.0.0.1 is a loopback (127.0.0.0/8) address; ${floor}`],
     [`http://0x7f000001:${P}/page`, `127.0.0.1 is a loopback (127.0.0.0/8) address; ${floor}`],
     [`http://017700000001:${P}/page`, `127.0.0.1 is a loopback (127.0.0.0/8) address; ${floor}`],
     [`http://127.1:${P}/page`, `127.0.0.1 is a loopback (127.0.0.0/8) address; ${floor}`],
-    [`http://[::ffff:127.0.0.1]:${P}/page`, `0:0:0:0:0:ffff:7f00:1 is a IPv4-mapped (::ffff:0:0/96) address; ${floor}`],
-    [`http://evil.example:${P}/page`, `the name "evil.example" resolves to 127.0.0.1, a loopback (127.0.0.0/8) address; ${floor}`],
+    [
+      `http://[::ffff:127.0.0.1]:${P}/page`,
+      `0:0:0:0:0:ffff:7f00:1 is a IPv4-mapped (::ffff:0:0/96) address; ${floor}`,
+    ],
+    [
+      `http://evil.example:${P}/page`,
+      `the name "evil.example" resolves to 127.0.0.1, a loopback (127.0.0.0/8) address; ${floor}`,
+    ],
   ];
   for (const [url, why] of cases) {
     const normalized = new URL(url).href;
-    assert.deepStrictEqual(await fetchText(w, url), [true, `Tool "WebFetch" failed: Cannot fetch "${normalized}": ${why}`], url);
+    assert.deepStrictEqual(await fetchText(w, url), [
+      true,
+      `Tool "WebFetch" failed: Cannot fetch "${normalized}": ${why}`,
+    ], url);
   }
   assert.deepStrictEqual(dials, []);
   assert.deepStrictEqual(s.hosts, []);
@@ -154,7 +188,9 @@ Deno.test("WebFetch: a redirect from an allowed host to loopback is refused at t
 Deno.test("WebFetch: deny by default, the allow list re-checked on a redirect, credentials and schemes refused", async () => {
   await using s = site();
   const dials: Dial[] = [];
-  await using w = await world(s, dials, { allow_domains: ["docs.example"] }, { "docs.example": [[PUBLIC]] });
+  await using w = await world(s, dials, { allow_domains: ["docs.example"] }, {
+    "docs.example": [[PUBLIC]],
+  });
   await using none = await world(s, [], {});
   assert.deepStrictEqual(await fetchText(none, "https://example.com/"), [
     true,
@@ -192,7 +228,10 @@ Deno.test("WebFetch: the connection is pinned to the checked address (a rebindin
   // One call resolves once and dials what it checked: a resolver (or DNS server) answering differently the
   // second time is never asked again by the connect, which is what fetch would do.
   const [isError, text] = await fetchText(w, `http://rebind.example:${s.port}/plain`);
-  assert.deepStrictEqual([isError, text.split("\n")[0]], [false, `URL: http://rebind.example:${s.port}/plain`]);
+  assert.deepStrictEqual([isError, text.split("\n")[0]], [
+    false,
+    `URL: http://rebind.example:${s.port}/plain`,
+  ]);
   assert.deepStrictEqual(dials, [{ address: PUBLIC, port: s.port }]);
   // The next call (and every redirect hop) is checked afresh: the loopback answer is refused before dialling.
   assert.deepStrictEqual(await fetchText(w, `http://rebind.example:${s.port}/plain`), [
@@ -213,7 +252,9 @@ Deno.test("WebFetch: the connection is pinned to the checked address (a rebindin
 Deno.test("WebFetch: HTML as readable text, the prompt echoed, the Host header the name's", async () => {
   await using s = site();
   const dials: Dial[] = [];
-  await using w = await world(s, dials, { allow_domains: ["docs.example"] }, { "docs.example": [[PUBLIC]] });
+  await using w = await world(s, dials, { allow_domains: ["docs.example"] }, {
+    "docs.example": [[PUBLIC]],
+  });
   const base = `http://docs.example:${s.port}`;
   assert.deepStrictEqual(await fetchText(w, `${base}/page`), [
     false,
@@ -254,7 +295,8 @@ Deno.test("WebFetch: gzip, a 404, the body cap, offset paging, the redirect limi
   assert.deepStrictEqual([missing[0], missing[1].split("\n")[1]], [true, "Status: 404"]);
   assert.equal(
     body((await fetchText(w, `${base}/big`))[1]),
-    "y".repeat(20) + "\n\n[the body was cut at 1000 bytes]\n\n[showing characters 0–20 of 1000; call again with offset 20 for more]",
+    "y".repeat(20) +
+      "\n\n[the body was cut at 1000 bytes]\n\n[showing characters 0–20 of 1000; call again with offset 20 for more]",
   );
   assert.equal(body((await fetchText(w, `${base}/plain`, { offset: 25 }))[1]), "xxxxxEND");
   assert.deepStrictEqual(await fetchText(w, `${base}/loop`), [
@@ -281,9 +323,33 @@ Deno.test("the floor's parsers: every IPv4 spelling, IPv6 forms, embedded IPv4 a
     return parsed === undefined ? undefined : [...parsed.bytes].join(".");
   };
   assert.deepStrictEqual(
-    ["2130706433", "0x7f000001", "017700000001", "127.1", "0x7f.0.0.1", "0177.0.0.1", "1.2.3.4", "256.1.1.1", "1.2.3.4.5", "0x", "08"]
+    [
+      "2130706433",
+      "0x7f000001",
+      "017700000001",
+      "127.1",
+      "0x7f.0.0.1",
+      "0177.0.0.1",
+      "1.2.3.4",
+      "256.1.1.1",
+      "1.2.3.4.5",
+      "0x",
+      "08",
+    ]
       .map(v4),
-    ["127.0.0.1", "127.0.0.1", "127.0.0.1", "127.0.0.1", "127.0.0.1", "127.0.0.1", "1.2.3.4", undefined, undefined, "0.0.0.0", undefined],
+    [
+      "127.0.0.1",
+      "127.0.0.1",
+      "127.0.0.1",
+      "127.0.0.1",
+      "127.0.0.1",
+      "127.0.0.1",
+      "1.2.3.4",
+      undefined,
+      undefined,
+      "0.0.0.0",
+      undefined,
+    ],
   );
   const why = (text: string, block = true) => refusal(parseIPv6(text) ?? parseIPv4(text)!, block);
   assert.deepStrictEqual(

@@ -39,7 +39,9 @@ export function createWriteTool(): ToolDefinition<WriteArgs> {
       requireAbsolute(file_path, "file_path", fs.dirs);
       try {
         const result = await fs.write(file_path, content, { signal: run.signal });
-        return `${result.created ? "Created" : "Replaced"} ${result.path} (${plural(result.bytes, "byte")})`;
+        return `${result.created ? "Created" : "Replaced"} ${result.path} (${
+          plural(result.bytes, "byte")
+        })`;
       } catch (error) {
         return explainDenied(error, fs.dirs);
       }

@@ -96,7 +96,9 @@ Deno.test("the exec rows work under exactly the permissions they declare (sandbo
   assert.deepStrictEqual(flags, [
     "--allow-read",
     "--allow-write",
-    `--allow-env=${[...new Set(["HOME", "OPENROUTER_API_KEY", ...DEFAULT_INHERIT_ENV])].sort().join(",")}`,
+    `--allow-env=${
+      [...new Set(["HOME", "OPENROUTER_API_KEY", ...DEFAULT_INHERIT_ENV])].sort().join(",")
+    }`,
     "--allow-run",
     `--allow-ffi=${ptyScope()}`,
     "--ignore-env=LOG_STREAM,LOG_TOKENS",
