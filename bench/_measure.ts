@@ -38,3 +38,30 @@ export function formatTable(rows: readonly Measurement[]): string {
     )
     .join("\n");
 }
+
+/** One measured latency row. */
+export interface Latency {
+  readonly name: string;
+  /** Median milliseconds per run. */
+  readonly medianMs: number;
+  /** 90th percentile milliseconds per run. */
+  readonly p90Ms: number;
+}
+
+/** Runs the async `fn` `runs` times after two warm-up runs and reports the median and p90 latency. */
+export async function measureLatency(
+  name: string,
+  runs: number,
+  fn: () => Promise<unknown>,
+): Promise<Latency> {
+  for (let i = 0; i < 2; i++) await fn();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    await fn();
+    times.push(performance.now() - start);
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
+  return { name, medianMs: at(0.5), p90Ms: at(0.9) };
+}

@@ -14,6 +14,13 @@ export interface WrapOptions {
   readonly tty?: boolean;
   /** The program's environment (explicit; nothing ambient is added by the sandbox). */
   readonly env?: Readonly<Record<string, string>>;
+  /**
+   * With `tty`, the terminal size the program should start with. A provider whose terminal lives on the far side
+   * (docker) applies it before the program starts, since the host PTY's size reaches it only after a resize.
+   */
+  readonly columns?: number;
+  /** With `tty`, the terminal's rows (see `columns`). */
+  readonly rows?: number;
 }
 
 /** What to actually spawn on the host, as decided by the sandbox. */
@@ -22,7 +29,7 @@ export interface WrappedCommand {
   readonly argv: readonly string[];
   /** The host working directory for the spawn. */
   readonly cwd: string;
-  /** The host environment for the spawn. */
+  /** The complete host environment for the spawn: spawn with a cleared environment plus exactly this. */
   readonly env: Readonly<Record<string, string>>;
   /**
    * Signals the wrapped program's whole process tree where the host cannot reach it (inside a container);

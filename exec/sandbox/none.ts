@@ -3,15 +3,34 @@
  *
  * @module
  */
-import { definePlugin, type Plugin, TerretError } from "@terret/hames";
+import { definePlugin, type Plugin } from "@terret/hames";
 import { type Sandbox, SandboxKey, WorkspaceKey, type WrappedCommand } from "@terret/core";
 import { z } from "zod";
-import { isInside } from "../paths.ts";
+import { checkArgv, checkEnv, containedCwd } from "./_wrap_checks.ts";
 
 /** Config of the `none` provider. */
 export interface NoneSandboxConfig {
   /** Must be set to acknowledge that programs run unsandboxed on the host. */
   readonly acknowledge_unsandboxed: true;
+}
+
+/**
+ * Creates the `none` provider over the granted directories: the argv is returned unchanged, `isolated` is false.
+ * It still refuses a `cwd` that is not really inside a granted directory (resolved through its links), and it
+ * passes exactly the given environment (spawn it with a cleared environment).
+ */
+export function createNoneSandbox(dirs: readonly string[]): Sandbox {
+  return {
+    name: "none",
+    isolated: false,
+    workspaceReady: () => Promise.resolve(),
+    async wrap(argv, options): Promise<WrappedCommand> {
+      checkArgv(argv);
+      const env = checkEnv(options.env);
+      const cwd = await containedCwd(options.cwd, dirs);
+      return { argv: [...argv], cwd, env };
+    },
+  };
 }
 
 /**
@@ -29,24 +48,6 @@ export const noneSandboxPlugin: Plugin<NoneSandboxConfig> = definePlugin({
     ),
   }),
   apply(ctx) {
-    const workspace = ctx.get(WorkspaceKey);
-    const sandbox: Sandbox = {
-      name: "none",
-      isolated: false,
-      workspaceReady: () => Promise.resolve(),
-      wrap(argv, options): Promise<WrappedCommand> {
-        if (argv.length === 0) return Promise.reject(new TypeError("Cannot wrap an empty argv"));
-        if (!workspace.dirs.some((dir) => isInside(options.cwd, dir))) {
-          return Promise.reject(
-            new TerretError(
-              "Denied",
-              `Cannot run in "${options.cwd}": outside the granted workspaces`,
-            ),
-          );
-        }
-        return Promise.resolve({ argv: [...argv], cwd: options.cwd, env: { ...options.env } });
-      },
-    };
-    ctx.provide(SandboxKey, sandbox);
+    ctx.provide(SandboxKey, createNoneSandbox(ctx.get(WorkspaceKey).dirs));
   },
 });
