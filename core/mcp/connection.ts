@@ -148,9 +148,12 @@ export class McpConnection {
     await this.#options.onConnected?.();
   }
 
-  /** Schedules connection attempts with backoff until one succeeds (for a server not required at boot). */
-  startInBackground(reason: string): void {
-    this.#lost(this.#generation, reason);
+  /**
+   * Schedules connection attempts with backoff until one succeeds (for a server not required at boot, after
+   * `start()` failed with `error`).
+   */
+  startInBackground(error: unknown): void {
+    this.#lost(this.#generation, reasonOf(error));
   }
 
   /** Lists every tool, following `nextCursor` to the end. */
@@ -343,7 +346,11 @@ export class McpConnection {
       const why = error instanceof McpError && error.code === ErrorCode.RequestTimeout
         ? `no answer to initialize within ${this.#options.connectTimeoutMs} ms`
         : opened?.closeReason() ?? stripPrefix(messageOf(error));
-      if (generation === this.#generation) this.#opened = undefined;
+      if (generation === this.#generation) {
+        // The SDK closes a transport whose handshake failed; that late onclose belongs to no live connection.
+        this.#opened = undefined;
+        this.#generation++;
+      }
       if (this.#state === "connecting") this.#state = "idle";
       await opened?.kill(why);
       throw new TerretError(
@@ -415,9 +422,7 @@ export class McpConnection {
     } catch (error) {
       this.#restarting = false;
       if ((this.#state as McpConnectionState) === "stopped") return;
-      this.#reason = error instanceof TerretError
-        ? error.message.replace(/^Cannot connect to MCP server "[^"]*": /, "")
-        : messageOf(error);
+      this.#reason = reasonOf(error);
       this.#options.logger.log("warn", `MCP server "${this.#options.server}" failed to restart`, {
         reason: this.#reason,
       });
@@ -450,6 +455,11 @@ export class McpConnection {
     this.#state = state;
     this.#options.onState?.(state, detail);
   }
+}
+
+/** Why a connection attempt failed, without the "Cannot connect to …" preamble. */
+function reasonOf(error: unknown): string {
+  return messageOf(error).replace(/^Cannot connect to MCP server "[^"]*": /, "");
 }
 
 function messageOf(error: unknown): string {

@@ -120,7 +120,7 @@ export class McpToolSource {
       const reachable = !(error instanceof TerretError) || !error.code.startsWith("Mcp");
       if (reachable || this.#options.config.required) throw error;
       this.#options.logger.log("warn", `${error.message}; retrying in the background`);
-      this.#connection.startInBackground(error.message);
+      this.#connection.startInBackground(error);
     } finally {
       this.#strict = false;
     }

@@ -11,6 +11,9 @@ import { type Subprocess, SubprocessKey } from "@terret/core";
 import { noneSandboxPlugin, subprocessPlugin, workspacePlugin } from "@terret/exec";
 import type { McpToolSpec } from "../../core/mcp/roster.ts";
 import type { ToolOutcome } from "../../core/mcp/content.ts";
+import { mcpServerConfig } from "../../core/mcp/config.ts";
+import { McpToolSource } from "../../core/mcp/tool_source.ts";
+import { httpOpener, stdioOpener } from "../../core/mcp/transports.ts";
 
 /** Pinned versions of the servers the tests start. */
 export const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";
@@ -162,4 +165,54 @@ export async function alive(pid: number): Promise<boolean> {
   }).output();
   const stat = new TextDecoder().decode(output.stdout).trim();
   return stat !== "" && !stat.startsWith("Z");
+}
+
+/** A started tool source with what it registered and reported. */
+export interface Started extends AsyncDisposable {
+  readonly source: McpToolSource;
+  readonly registry: RecordingRegistry;
+  /** Every `mcp/server_state` and `mcp/tools_reconciled` payload, in order (states as `state:<state>`). */
+  readonly events: unknown[];
+}
+
+/**
+ * Builds a tool source over `world` from a row config (stdio targets spawn through the world's subprocess seam;
+ * a relative `cwd` defaults to the workspace) with jitter pinned to zero, and starts it unless `start` is false.
+ */
+export async function startSource(
+  world: World,
+  row: Record<string, unknown>,
+  options: { start?: boolean } = {},
+): Promise<Started> {
+  const config = mcpServerConfig.parse({ restart: { initial_ms: 100, max_ms: 400 }, ...row });
+  const registry = new RecordingRegistry();
+  const events: unknown[] = [];
+  const open = config.transport === "stdio"
+    ? stdioOpener(world.subprocess, {
+      server: config.name,
+      argv: [config.command, ...config.args],
+      cwd: config.cwd ?? world.dir,
+      env: config.env,
+      stderrLimit: config.stderr_log_chars,
+    }, world.logger)
+    : httpOpener({ url: config.url, headers: config.headers });
+  const source = new McpToolSource({
+    config,
+    open,
+    registerTool: registry.register,
+    registerSection: () => () => {},
+    logger: world.logger,
+    onState: (payload) => events.push({ ...payload, state: `state:${payload.state}` }),
+    onReconciled: (payload) => events.push(payload),
+    random: () => 0,
+  });
+  if (options.start !== false) {
+    try {
+      await source.start();
+    } catch (error) {
+      await source.close();
+      throw error;
+    }
+  }
+  return { source, registry, events, [Symbol.asyncDispose]: () => source.close() };
 }
