@@ -39,6 +39,8 @@ export interface OpenedTransport {
   kill(reason: string): Promise<void>;
   /** Ends the connection politely (stdin EOF, HTTP session DELETE); never throws. */
   close(): Promise<void>;
+  /** Whether an error the transport reported out of band means the connection is lost (e.g. an unresumable stream). */
+  isFatal?(error: Error): boolean;
 }
 
 /** Options of {@linkcode McpConnection}. */
@@ -275,8 +277,12 @@ export class McpConnection {
           `sent a result the client could not accept: ${(error as Error).message}`,
         );
       }
-      // Anything else is the transport failing (a refused connection, a broken pipe, a 5xx): the server is lost.
-      const reason = this.#lost(generation, messageOf(error));
+      // Anything else is the transport failing (a refused connection, a broken pipe, a 5xx, a body that is not
+      // JSON): the server is lost.
+      const why = error instanceof SyntaxError
+        ? `sent malformed JSON-RPC: ${messageOf(error)}`
+        : messageOf(error);
+      const reason = this.#lost(generation, why);
       throw this.#unavailable(reason);
     }
   }
@@ -326,7 +332,7 @@ export class McpConnection {
       });
       client.onclose = () =>
         void this.#lost(generation, opened?.closeReason() ?? "connection closed");
-      client.onerror = (error) =>
+      client.onerror = (error) => {
         this.#options.logger.log(
           "debug",
           `MCP server "${this.#options.server}" reported an error`,
@@ -334,6 +340,10 @@ export class McpConnection {
             error,
           },
         );
+        if (this.#state === "ready" && opened?.isFatal?.(error) === true) {
+          this.#lost(generation, opened.closeReason() ?? error.message);
+        }
+      };
       this.#opened = opened;
       await client.connect(opened.transport, { timeout: this.#options.connectTimeoutMs });
       if (generation !== this.#generation) throw new Error("the connection was closed");
@@ -462,8 +472,10 @@ function reasonOf(error: unknown): string {
   return messageOf(error).replace(/^Cannot connect to MCP server "[^"]*": /, "");
 }
 
+/** An error's message, with its cause's (`fetch failed: … Connection refused`). */
 function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  if (!(error instanceof Error)) return String(error);
+  return error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message;
 }
 
 /** Drops the SDK's `MCP error -32000: ` prefix. */

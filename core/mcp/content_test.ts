@@ -32,7 +32,10 @@ Deno.test("toToolOutcome() maps images, audio, links and embedded resources", ()
         description: "The A file",
       },
       { type: "resource_link", uri: "demo://x", name: "x" },
-      { type: "resource", resource: { uri: "file:///b.md", mimeType: "text/markdown", text: "# B" } },
+      {
+        type: "resource",
+        resource: { uri: "file:///b.md", mimeType: "text/markdown", text: "# B" },
+      },
       { type: "resource", resource: { uri: "file:///c.png", mimeType: "image/png", blob: "AAAA" } },
       { type: "resource", resource: { uri: "file:///d.bin", blob: "AAAAAA==" } },
       { type: "hologram" },
@@ -81,11 +84,14 @@ Deno.test("toToolOutcome() holds structured content to the tool's output schema"
     validate: (value: unknown) =>
       typeof (value as { t?: unknown }).t === "number" ? undefined : "data/t must be number",
   };
-  assert.deepStrictEqual(toToolOutcome({ content: [], structuredContent: { t: "warm" } }, LABEL, check), {
-    content:
-      `Tool "t" of MCP server "s" returned structured content that does not match its output schema: data/t must be number`,
-    is_error: true,
-  });
+  assert.deepStrictEqual(
+    toToolOutcome({ content: [], structuredContent: { t: "warm" } }, LABEL, check),
+    {
+      content:
+        `Tool "t" of MCP server "s" returned structured content that does not match its output schema: data/t must be number`,
+      is_error: true,
+    },
+  );
   assert.deepStrictEqual(toToolOutcome({ content: [{ type: "text", text: "x" }] }, LABEL, check), {
     content:
       `Tool "t" of MCP server "s" returned no structured content although it declares an output schema`,

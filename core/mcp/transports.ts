@@ -59,18 +59,36 @@ export interface HttpTarget {
 const DELETE_GRACE_MS = 2000;
 
 /**
- * Opens Streamable HTTP connections: each attempt is a fresh SDK transport (a new session). Closing sends the
- * session DELETE (bounded to two seconds) before aborting whatever is still in flight.
+ * Opens Streamable HTTP connections: each attempt is a fresh SDK transport (a new session). A broken event stream
+ * is resumed (`Last-Event-ID`) a few times and then counts as a lost connection. Closing sends the session DELETE
+ * (bounded to two seconds) before aborting whatever is still in flight.
  */
 export function httpOpener(target: HttpTarget): () => Promise<OpenedTransport> {
   return () => {
     let lastError: string | undefined;
     const transport = new StreamableHTTPClientTransport(new URL(target.url), {
       requestInit: { headers: { ...target.headers } },
+      reconnectionOptions: RECONNECTION,
       ...(target.fetch === undefined ? {} : { fetch: target.fetch }),
     });
     // The SDK client chains whatever `onerror` is installed before it connects.
-    transport.onerror = (error: Error) => lastError = error.message;
+    let broke: string | undefined;
+    let resume: string | undefined;
+    transport.onerror = (error: Error) => {
+      const message = error.message;
+      if (GAVE_UP.test(message)) return;
+      const disconnected = /^SSE stream disconnected: (?:\w*Error: )?(.*)$/s.exec(message);
+      const failed = /^Failed to reconnect SSE stream: (.*)$/s.exec(message);
+      if (disconnected !== null) broke ??= disconnected[1];
+      else if (failed !== null) resume = failed[1];
+      else lastError = message;
+    };
+    const closeReason = () =>
+      resume === undefined
+        ? lastError
+        : `its event stream broke${
+          broke === undefined ? "" : ` (${broke})`
+        } and could not be resumed (${resume})`;
     let closing: Promise<void> | undefined;
     const shutdown = (polite: boolean) => {
       closing ??= (async () => {
@@ -88,12 +106,24 @@ export function httpOpener(target: HttpTarget): () => Promise<OpenedTransport> {
     };
     return Promise.resolve({
       transport,
-      closeReason: () => lastError,
+      closeReason,
       kill: (reason) => {
         lastError ??= reason;
         return shutdown(false);
       },
       close: () => shutdown(true),
+      // The SDK gives up resuming an event stream (the notification stream, or a call's response stream) after a
+      // few attempts and then stays silent: the session is as good as lost.
+      isFatal: (error) => GAVE_UP.test(error.message),
     });
   };
 }
+
+/** Resuming a broken event stream: three attempts over about 1.4 s unless the server says otherwise (`retry`). */
+const RECONNECTION = {
+  initialReconnectionDelay: 200,
+  maxReconnectionDelay: 2000,
+  reconnectionDelayGrowFactor: 2,
+  maxRetries: 3,
+};
+const GAVE_UP = /^Maximum reconnection attempts/;

@@ -216,3 +216,106 @@ export async function startSource(
   }
   return { source, registry, events, [Symbol.asyncDispose]: () => source.close() };
 }
+
+/** An HTTP MCP server process the test started (a peer, not spawned through the seam). */
+export interface HttpPeer extends AsyncDisposable {
+  readonly url: string;
+  readonly port: number;
+  readonly pid: number;
+  /** Kills the process (SIGKILL) and waits for it. */
+  kill(): Promise<void>;
+  /** Everything the server wrote to stdout and stderr so far (stdout first). */
+  output(): string;
+}
+
+/** The everything server in Streamable HTTP mode, loopback only (see `everything_http.ts`). */
+export const EVERYTHING_HTTP = new URL("../fixtures/mcp/everything_http.ts", import.meta.url)
+  .pathname;
+
+/**
+ * Starts an HTTP MCP server on `port` and waits until its stderr matches `ready` (deadline 30 s).
+ *
+ * @param argv the Deno arguments after `deno`
+ */
+export async function startHttpPeer(
+  argv: readonly string[],
+  port: number,
+  ready: RegExp,
+): Promise<HttpPeer> {
+  const child = new Deno.Command(DENO, {
+    args: [...argv],
+    env: { ...DENO_CHILD_ENV, PORT: String(port) },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let out = "";
+  const stdout = (async () => {
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) out += chunk;
+  })();
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  const deadline = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  try {
+    while (!ready.test(seen)) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`The HTTP MCP server exited before it was ready: ${seen}`);
+      seen += value;
+    }
+  } finally {
+    clearTimeout(deadline);
+  }
+  const drained = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      seen += value;
+    }
+  })();
+  let killed: Promise<void> | undefined;
+  const kill = () => {
+    killed ??= (async () => {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+      await child.status;
+      await drained.catch(() => {});
+      await stdout.catch(() => {});
+    })();
+    return killed;
+  };
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    port,
+    pid: child.pid,
+    kill,
+    output: () => out + seen,
+    [Symbol.asyncDispose]: kill,
+  };
+}
+
+/** Starts the everything server over Streamable HTTP on a free loopback port. */
+export function startEverythingHttp(port = freePort()): Promise<HttpPeer> {
+  return startHttpPeer(
+    [
+      "run",
+      "--no-config",
+      "--allow-net=127.0.0.1",
+      "--allow-env",
+      "--allow-read",
+      "--allow-sys",
+      EVERYTHING_HTTP,
+    ],
+    port,
+    /listening on port/,
+  );
+}
+
+/** Starts the scripted server over Streamable HTTP on a free loopback port. */
+export function startScriptedHttp(port = freePort(), ...args: string[]): Promise<HttpPeer> {
+  return startHttpPeer(
+    ["run", "--no-config", "--allow-net=127.0.0.1", SCRIPTED, "--http", String(port), ...args],
+    port,
+    /ready \(http/,
+  );
+}

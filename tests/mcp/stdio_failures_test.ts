@@ -35,7 +35,10 @@ Deno.test("a paginated tools/list is followed to the end and every tool register
   await using w = await mountWorld();
   await using s = await startSource(w, scripted("--page-size", "2"));
   assert.deepStrictEqual(s.registry.names(), FIXED);
-  assert.deepStrictEqual(s.events, [{ server: "scripted", state: "state:ready" }, RECONCILED_FIXED]);
+  assert.deepStrictEqual(s.events, [
+    { server: "scripted", state: "state:ready" },
+    RECONCILED_FIXED,
+  ]);
   const echo = s.registry.tools.get("mcp__scripted__echo")!;
   assert.deepStrictEqual(
     [echo.description, echo.parameters, echo.approval, echo.mutating, echo.concurrency],
@@ -285,7 +288,9 @@ Deno.test("a program that cannot be spawned, or a cwd outside the workspace, is 
     startSource(w, { name: "nope", transport: "stdio", command: "/nonexistent/mcp-server" }),
     (error: unknown) =>
       error instanceof TerretError && error.code === "McpUnavailable" &&
-      error.message.startsWith('Cannot connect to MCP server "nope": Cannot spawn "/nonexistent/mcp-server"'),
+      error.message.startsWith(
+        'Cannot connect to MCP server "nope": Cannot spawn "/nonexistent/mcp-server"',
+      ),
   );
   await assert.rejects(
     startSource(w, { ...scripted(), cwd: "/" }),
