@@ -88,7 +88,6 @@ Deno.test("an HTTP server killed mid-call: the call ends with a clear error, and
     const posts = () => peer.output().split("Received MCP POST request").length - 1;
     // initialize, notifications/initialized and tools/list came first.
     await until("the start-up requests in the server's log", () => posts() === 3);
-    const started = performance.now();
     const call = s.registry.call("mcp__everything__trigger-long-running-operation", {
       duration: 15,
       steps: 3,
@@ -96,14 +95,12 @@ Deno.test("an HTTP server killed mid-call: the call ends with a clear error, and
     await until("the call to reach the server", () => posts() === 4);
     await peer.kill();
     const failed = await call;
-    const elapsed = performance.now() - started;
     assert.deepStrictEqual(failed, {
       content:
         'MCP server "everything" is unavailable: its event stream broke (error reading a body from connection) and could not be resumed (fetch failed); a restart is scheduled within 1 s',
       is_error: true,
     });
-    assert.equal(elapsed < 20_000, true, "the call ended before its own timeout");
-    // While it is down, calls fail fast with the reason.
+    // Not the call's own timeout (20 s): the lost stream ended it. While the server is down, calls fail fast.
     assert.deepStrictEqual(
       await s.registry.call("mcp__everything__get-sum", { a: 1, b: 1 }),
       failed,
@@ -114,7 +111,6 @@ Deno.test("an HTTP server killed mid-call: the call ends with a clear error, and
       content: "The sum of 1 and 1 is 2.",
       is_error: false,
     });
-    console.log(`killed HTTP server: call ended after ${elapsed.toFixed(0)} ms`);
   } finally {
     await peer.kill();
   }

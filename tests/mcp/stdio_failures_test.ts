@@ -188,9 +188,7 @@ Deno.test("a server that answers with malformed JSON-RPC is killed and restarted
   await using w = await mountWorld();
   await using s = await startSource(w, { ...scripted(), timeout_ms: 10_000 });
   const before = Number((await s.registry.call("mcp__scripted__pid")).content);
-  const started = performance.now();
   const failed = await s.registry.call("mcp__scripted__malformed");
-  const elapsed = performance.now() - started;
   assert.deepStrictEqual(failed, {
     content:
       'MCP server "scripted" is unavailable: sent malformed JSON-RPC: this line is not JSON-RPC; a restart is scheduled within 1 s',
@@ -198,7 +196,6 @@ Deno.test("a server that answers with malformed JSON-RPC is killed and restarted
   });
   // Calls made while the server is down fail fast with the same reason.
   assert.deepStrictEqual(await s.registry.call("mcp__scripted__echo", { text: "x" }), failed);
-  assert.equal(elapsed < 10_000, true, "the call ended before its timeout");
   await until("the restart", () => s.source.connection.state === "ready");
   assert.equal(await alive(before), false);
   assert.deepStrictEqual(await s.registry.call("mcp__scripted__echo", { text: "back" }), {
