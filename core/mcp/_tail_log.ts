@@ -40,9 +40,13 @@ export class TailLog {
     return this.#text;
   }
 
-  /** The last `count` non-empty lines kept, joined with `" | "` (for one-line error messages). */
+  /**
+   * The last `count` non-empty lines kept, without terminal colour codes, joined with `" | "` (for one-line error
+   * messages).
+   */
   lastLines(count: number): string {
-    return this.#text.split("\n").map((line) => line.trim()).filter((line) => line.length > 0)
-      .slice(-count).join(" | ");
+    // deno-lint-ignore no-control-regex
+    return this.#text.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "").split("\n").map((line) => line.trim())
+      .filter((line) => line.length > 0).slice(-count).join(" | ");
   }
 }

@@ -472,10 +472,11 @@ function reasonOf(error: unknown): string {
   return messageOf(error).replace(/^Cannot connect to MCP server "[^"]*": /, "");
 }
 
-/** An error's message, with its cause's (`fetch failed: … Connection refused`). */
+/** An error's message; a foreign error's cause is added (`fetch failed: … Connection refused`). */
 function messageOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  return error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message;
+  if (error instanceof TerretError || !(error.cause instanceof Error)) return error.message;
+  return `${error.message}: ${error.cause.message}`;
 }
 
 /** Drops the SDK's `MCP error -32000: ` prefix. */

@@ -102,6 +102,7 @@ export class ResourceSections {
         contents?: readonly ResourceContents[];
       };
       this.#rendered.set(uri, render(this.#server, uri, result.contents ?? []));
+      this.#logger.log("debug", `Read MCP resource "${uri}"`, { server: this.#server });
     } catch (error) {
       if (!(error instanceof TerretError)) throw error;
       this.#logger.log("warn", `Cannot read MCP resource "${uri}": ${error.message}`, {

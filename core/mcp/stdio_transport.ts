@@ -122,7 +122,19 @@ export class SubprocessStdioTransport implements Transport {
     if (this.#closed || this.#writer === undefined) {
       throw new Error(`Cannot send to the MCP server: ${this.#closeReason ?? "not connected"}`);
     }
-    await this.#writer.write(ENCODER.encode(JSON.stringify(message) + "\n"));
+    try {
+      await this.#writer.write(ENCODER.encode(JSON.stringify(message) + "\n"));
+    } catch (error) {
+      // A broken pipe means the server is gone: say how it ended once its stdout closes (bounded wait).
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        this.#reading,
+        new Promise((resolve) => timer = setTimeout(resolve, 1000)),
+      ]);
+      clearTimeout(timer);
+      if (this.#closeReason !== undefined) throw new Error(this.#closeReason);
+      throw error;
+    }
   }
 
   /** Ends the server's stdin, waits up to the grace period for it to exit, then kills its process group. */

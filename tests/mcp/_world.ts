@@ -6,7 +6,7 @@
  * @module
  */
 import { createContext, createMemoryLogger, Loader, type MemoryLogger } from "@terret/hames";
-import type { Context } from "@terret/hames";
+import type { Context, PluginLike } from "@terret/hames";
 import { type Subprocess, SubprocessKey } from "@terret/core";
 import { noneSandboxPlugin, subprocessPlugin, workspacePlugin } from "@terret/exec";
 import type { McpToolSpec } from "../../core/mcp/roster.ts";
@@ -41,15 +41,24 @@ export interface World extends AsyncDisposable {
   readonly subprocess: Subprocess;
 }
 
-/** Mounts `workspace` (a fresh temp dir), the `none` sandbox and the subprocess seam. */
-export async function mountWorld(): Promise<World> {
+/**
+ * Mounts `workspace` (a fresh temp dir), a sandbox (default `none`) and the subprocess seam.
+ *
+ * @param sandbox the sandbox row's plugin and config
+ */
+export async function mountWorld(
+  sandbox: { plugin: PluginLike; config: unknown } = {
+    plugin: noneSandboxPlugin,
+    config: { acknowledge_unsandboxed: true },
+  },
+): Promise<World> {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-mcp-" }));
   const logger = createMemoryLogger();
   const ctx = createContext({ mode: "test", logger });
   const loader = new Loader(ctx);
   await loader.load([
     { id: "workspace", plugin: workspacePlugin, config: { dirs: [dir] } },
-    { id: "sandbox", plugin: noneSandboxPlugin, config: { acknowledge_unsandboxed: true } },
+    { id: "sandbox", plugin: sandbox.plugin, config: sandbox.config },
     { id: "subprocess", plugin: subprocessPlugin, config: { kill_grace_ms: 500 } },
   ]);
   return {

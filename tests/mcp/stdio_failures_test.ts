@@ -218,7 +218,7 @@ Deno.test("a server that dies mid-call: the call ends with its exit status and s
   await using s = await startSource(w, scripted());
   assert.deepStrictEqual(await s.registry.call("mcp__scripted__crash"), {
     content:
-      'MCP server "scripted" is unavailable: exited with code 3 (stderr: scripted server ready (stdio) | fatal: crashing on purpose); a restart is scheduled within 1 s',
+      'MCP server "scripted" is unavailable: exited with code 3 (stderr: scripted server ready (stdio) | call crash | fatal: crashing on purpose); a restart is scheduled within 1 s',
     is_error: true,
   });
   await until("the restart", () => s.source.connection.state === "ready");
@@ -233,10 +233,14 @@ Deno.test("a server killed from outside mid-call: the call ends at once and the 
   await using s = await startSource(w, { ...scripted(), timeout_ms: 30_000 });
   const pid = s.source.connection.pid!;
   const hanging = s.registry.call("mcp__scripted__hang");
+  await until(
+    "the call to reach the server",
+    () => w.logger.records.some((record) => record.fields.line === "call hang"),
+  );
   Deno.kill(pid, "SIGKILL");
   assert.deepStrictEqual(await hanging, {
     content:
-      'MCP server "scripted" is unavailable: was killed by SIGKILL (stderr: scripted server ready (stdio)); a restart is scheduled within 1 s',
+      'MCP server "scripted" is unavailable: was killed by SIGKILL (stderr: scripted server ready (stdio) | call hang); a restart is scheduled within 1 s',
     is_error: true,
   });
   await until("the restart", () => s.source.connection.state === "ready");
