@@ -135,3 +135,97 @@ export {
   type StreamOptions,
 } from "./sessions/session_log.ts";
 export { type SessionsConfig, sessionsConfig, sessionsPlugin } from "./sessions/sessions_plugin.ts";
+export { SessionProjection, type SessionProjectionOptions } from "./sessions/session_projection.ts";
+export {
+  defineTool,
+  mcpToolName,
+  parseMcpToolName,
+  TOOL_NAME_PATTERN,
+  type ToolApproval,
+  type ToolConcurrency,
+  type ToolContent,
+  type ToolDefinition,
+  type ToolHandler,
+  type ToolInfo,
+  type ToolOutcome,
+  type ToolOutput,
+  type ToolResultPayload,
+  type ToolRun,
+} from "./tools/tool.ts";
+export { type JsonSchema, type SchemaIssue, validateJsonSchema } from "./tools/json_schema.ts";
+export { fnmatch, fnmatchToRegExp, PatternSet } from "./tools/fnmatch.ts";
+export {
+  type PreExecuteResult,
+  TOOL_EVENTS,
+  type ToolCollector,
+  type ToolCompletion,
+  type ToolExecution,
+  type ToolInvocation,
+  ToolsCollect,
+  ToolsExecute,
+  ToolsPostExecute,
+  ToolsPreExecute,
+} from "./tools/events.ts";
+export {
+  capContent,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  MIN_MAX_OUTPUT_BYTES,
+  truncationMarker,
+} from "./tools/output_cap.ts";
+export {
+  agentDenial,
+  type AllowListConfig,
+  allowListConfig,
+  type DenialReason,
+  floorDenial,
+  narrowTools,
+  noPolicyDenial,
+  type PolicyCheckOptions,
+  type PolicyVerdict,
+  sessionDenial,
+  ToolAllowList,
+  type ToolPolicy,
+  ToolPolicyKey,
+} from "./tools/allow_list.ts";
+export {
+  type ExecuteOptions,
+  type OfferedOptions,
+  type ToolCallRequest,
+  ToolRegistry,
+  type Tools,
+  type ToolsConfig,
+  toolsConfig,
+  ToolsKey,
+  type VisibleOptions,
+} from "./tools/tool_registry.ts";
+export {
+  PersonaAmended,
+  type PersonaAmendedPayload,
+  PROMPT_EVENTS,
+  PromptCollect,
+  type SectionCollector,
+} from "./prompt/events.ts";
+export {
+  AMENDMENTS_HEADING,
+  amendPersona,
+  type AmendPersonaOptions,
+  NO_PERSONA,
+  PERSONA_AMENDMENTS_PRIORITY,
+  PERSONA_META_KEY,
+  PERSONA_PRIORITY,
+  personaFromLog,
+  type PersonaState,
+} from "./prompt/persona.ts";
+export {
+  type AssembleOptions,
+  MIN_SECTION_PRIORITY,
+  type Prompt,
+  PromptAssembler,
+  type PromptConfig,
+  promptConfig,
+  type PromptEnv,
+  type PromptInput,
+  PromptKey,
+  type PromptSection,
+  SECTION_SEPARATOR,
+} from "./prompt/prompt_assembler.ts";

@@ -1,0 +1,74 @@
+import assert from "node:assert/strict";
+import { createContext } from "@terret/hames";
+import { MemorySessionStore } from "./memory_store.ts";
+import { SessionLog } from "./session_log.ts";
+import { SessionProjection } from "./session_projection.ts";
+
+async function setup() {
+  const ctx = createContext({ mode: "test" });
+  const log = new SessionLog(ctx, new MemorySessionStore());
+  let reads = 0;
+  const counted = Object.create(log, {
+    read: { value: (...args: Parameters<typeof log.read>) => (reads++, log.read(...args)) },
+  }) as SessionLog;
+  const titles = new SessionProjection<string[]>(ctx, counted, {
+    types: ["session/titled"],
+    initial: (created) => [`created at seq ${created.seq}`],
+    fold: (state, event) => [...state, (event.payload as { title: string }).title],
+  });
+  await log.create({ session_id: "s1" });
+  return { ctx, log, titles, reads: () => reads };
+}
+
+Deno.test("SessionProjection folds from the log once, then log-first from session/event", async () => {
+  const { ctx, log, titles, reads } = await setup();
+  await using _ = ctx;
+  await log.append("s1", { type: "session/titled", payload: { title: "one" } });
+  assert.deepStrictEqual(await titles.get("s1"), ["created at seq 1", "one"]);
+  await log.append("s1", { type: "user/message", payload: { content: "ignored" } });
+  await log.append("s1", { type: "session/titled", payload: { title: "two" } });
+  assert.deepStrictEqual(await titles.get("s1"), ["created at seq 1", "one", "two"]);
+  assert.equal(reads(), 1);
+  titles.invalidate("s1");
+  assert.deepStrictEqual([titles.cached("s1"), await titles.get("s1"), reads()], [
+    false,
+    ["created at seq 1", "one", "two"],
+    2,
+  ]);
+});
+
+Deno.test("SessionProjection: an aborted caller leaves the shared read to the others", async () => {
+  const { ctx, titles } = await setup();
+  await using _ = ctx;
+  const controller = new AbortController();
+  const aborted = titles.get("s1", { signal: controller.signal });
+  const other = titles.get("s1");
+  controller.abort(new Error("gone"));
+  await assert.rejects(aborted, (error: unknown) => (error as Error).message === "gone");
+  assert.deepStrictEqual(await other, ["created at seq 1"]);
+  assert.equal(titles.cached("s1"), true);
+});
+
+Deno.test("SessionProjection stops listening and drops its cache when disposed", async () => {
+  const { ctx, log, titles, reads } = await setup();
+  await using _ = ctx;
+  await titles.get("s1");
+  const listeners = ctx.listenerCount();
+  await titles.dispose();
+  assert.deepStrictEqual([titles.size, ctx.listenerCount()], [0, listeners - 1]);
+  await log.append("s1", { type: "session/titled", payload: { title: "late" } });
+  assert.deepStrictEqual(await titles.get("s1"), ["created at seq 1", "late"]);
+  assert.deepStrictEqual([reads(), titles.cached("s1")], [2, false]);
+  assert.throws(
+    () =>
+      new SessionProjection(ctx, log, {
+        types: [],
+        initial: () => 0,
+        fold: (s) => s,
+        maxSessions: 0,
+      }),
+    (error: unknown) =>
+      error instanceof RangeError &&
+      error.message === "Cannot create a session projection: maxSessions must be at least 1",
+  );
+});
