@@ -4,12 +4,7 @@
  * @module
  */
 import { z } from "zod";
-
-/** Whether a tool call waits for a human: never, when policy says so, or always. */
-export type ToolApproval = "never" | "policy" | "always";
-
-/** Whether a tool may run alongside its neighbours in one step (`parallel`) or is a barrier of one (`serial`). */
-export type ToolConcurrency = "parallel" | "serial";
+import type { ToolApproval, ToolConcurrency } from "../tools/tool.ts";
 
 /** Policy metadata that can be set per tool, over the server's defaults. */
 export interface McpToolOverride {

@@ -4,12 +4,7 @@
  * @module
  */
 import type { ImagePart, TextPart } from "../llm/vocabulary.ts";
-
-/** What a tool call produced: text, or text and image parts, and whether it failed. */
-export interface ToolOutcome {
-  readonly content: string | readonly (TextPart | ImagePart)[];
-  readonly is_error: boolean;
-}
+import type { ToolContent, ToolOutcome } from "../tools/tool.ts";
 
 /** The parts of an MCP `CallToolResult` this mapping reads (the SDK's parsed result satisfies it). */
 export interface McpCallResult {
@@ -92,9 +87,7 @@ export function toToolOutcome(
 }
 
 /** Collapses all-text parts into one string; keeps the list when an image is among them. */
-export function joinParts(
-  parts: readonly (TextPart | ImagePart)[],
-): string | readonly (TextPart | ImagePart)[] {
+export function joinParts(parts: readonly (TextPart | ImagePart)[]): ToolContent {
   if (parts.every((part) => part.type === "text")) {
     return parts.map((part) => (part as TextPart).text).join("\n");
   }

@@ -28,6 +28,8 @@ export interface McpToolsReconciledPayload {
   readonly clashes: readonly string[];
   /** Server tool names left unregistered because they require task-based execution, sorted. */
   readonly skipped: readonly string[];
+  /** Server tool names the registry refused (e.g. a name another source holds), sorted. */
+  readonly refused: readonly string[];
 }
 
 /** An MCP server's connection changed state. */
@@ -61,5 +63,6 @@ export const McpToolsReconciled: EventDefinition<"emit", McpToolsReconciledPaylo
       changed: z.array(z.string()),
       clashes: z.array(z.string()),
       skipped: z.array(z.string()),
+      refused: z.array(z.string()),
     }),
   });

@@ -7,19 +7,15 @@
 /** The longest tool name model providers accept (OpenAI and Anthropic: 64). */
 export const MAX_TOOL_NAME_LENGTH = 64;
 
-/** What a registered MCP tool name matches (the registry's `mcp__<server>__<tool>` form, at most 64 characters). */
-export const MCP_TOOL_NAME_PATTERN: RegExp =
-  /^mcp__[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*__[A-Za-z0-9][A-Za-z0-9_-]*$/;
-
 /**
  * The registered name of an MCP tool: `mcp__<server>__<tool>`, where characters outside `[A-Za-z0-9_-]` become `_`,
  * leading `_` and `-` are dropped (the tool part starts with a letter or digit), and a name past 64 characters keeps
  * its head and gains an 8-hex-digit hash of the original tool name, so long names that share a prefix stay
  * distinct. Two tools may still sanitise to one name (`a.b` and `a_b`); the roster refuses that clash.
  *
- * @param server a server name matching `SERVER_NAME_PATTERN`
+ * @param server a server name matching `SERVER_NAME_PATTERN` (the row schema checks it)
  * @param tool the server's own tool name
- * @returns a name matching {@linkcode MCP_TOOL_NAME_PATTERN}
+ * @returns a name the registry accepts (`TOOL_NAME_PATTERN`, and `parseMcpToolName` gives back `server`)
  * @throws {RangeError} when the server name leaves no room for a tool name
  */
 export function sanitiseMcpToolName(server: string, tool: string): string {

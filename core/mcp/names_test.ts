@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { MAX_TOOL_NAME_LENGTH, MCP_TOOL_NAME_PATTERN, sanitiseMcpToolName } from "./names.ts";
+import { parseMcpToolName, TOOL_NAME_PATTERN } from "../tools/tool.ts";
+import { MAX_TOOL_NAME_LENGTH, sanitiseMcpToolName } from "./names.ts";
+
+/** What the registry makes of a name: whether it accepts it, and the server it parses out. */
+function accepted(name: string): [boolean, string | undefined] {
+  return [TOOL_NAME_PATTERN.test(name), parseMcpToolName(name)?.server];
+}
 
 Deno.test("sanitiseMcpToolName() keeps provider-safe names as they are", () => {
   assert.deepStrictEqual(
@@ -22,6 +28,12 @@ Deno.test("sanitiseMcpToolName() replaces unsafe characters and drops a leading 
       "mcp__srv__tool",
     ],
   );
+  assert.deepStrictEqual(
+    ["files.read", "_private", "a__b", "x-y_z"].map((tool) =>
+      accepted(sanitiseMcpToolName("my-srv_1", tool))
+    ),
+    [[true, "my-srv_1"], [true, "my-srv_1"], [true, "my-srv_1"], [true, "my-srv_1"]],
+  );
 });
 
 Deno.test("sanitiseMcpToolName() cuts long names to 64 characters with a hash of the original", () => {
@@ -33,7 +45,7 @@ Deno.test("sanitiseMcpToolName() cuts long names to 64 characters with a hash of
   assert.equal(a.slice(0, 55), `mcp__server__${"x".repeat(42)}`);
   assert.notEqual(a, b);
   assert.equal(sanitiseMcpToolName("server", long), a);
-  assert.deepStrictEqual([a, b].map((name) => MCP_TOOL_NAME_PATTERN.test(name)), [true, true]);
+  assert.deepStrictEqual([a, b].map(accepted), [[true, "server"], [true, "server"]]);
 });
 
 Deno.test("sanitiseMcpToolName() refuses a server name that leaves no room", () => {

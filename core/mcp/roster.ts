@@ -9,8 +9,9 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { type Logger, TerretError } from "@terret/hames";
 import { canonicalJson } from "../sessions/digest.ts";
-import type { McpToolOverride, ToolApproval, ToolConcurrency } from "./config.ts";
-import type { StructuredContentCheck, ToolOutcome } from "./content.ts";
+import type { McpToolOverride } from "./config.ts";
+import type { StructuredContentCheck } from "./content.ts";
+import type { ToolApproval, ToolConcurrency, ToolOutcome } from "../tools/tool.ts";
 import { sanitiseMcpToolName } from "./names.ts";
 
 /** A tool as the MCP client registers it. */
@@ -45,6 +46,8 @@ export interface ReconcileReport {
   readonly clashes: readonly string[];
   /** Server tool names left out because they require task-based execution, which this client does not speak. */
   readonly skipped: readonly string[];
+  /** Server tool names the registry refused (a name another source holds, a definition it rejects). */
+  readonly refused: readonly string[];
 }
 
 /** Options of {@linkcode ToolRoster}. */
@@ -84,7 +87,9 @@ interface Entry {
  * one is unregistered and registered anew, an unchanged one is left alone. A tool that requires task-based
  * execution is left out (reported in `skipped`): this client does not speak MCP tasks. Two server tools that sanitise to one
  * name are a clash: with `strict` the reconciliation throws `TerretError` code `ToolNameClash` naming both and
- * changes nothing; otherwise both are left out, reported in `clashes` and logged. Reconciliations run one at a time.
+ * changes nothing; otherwise both are left out, reported in `clashes` and logged. A registration the registry
+ * refuses (`ToolExists`: another source holds the name) is thrown with `strict`, and otherwise logged and reported
+ * in `refused`. Reconciliations run one at a time.
  */
 export class ToolRoster {
   readonly #options: ToolRosterOptions;
@@ -168,10 +173,28 @@ export class ToolRoster {
       (next === undefined ? removed : changed).push(name);
     }
     this.#checks.clear();
+    const refused: string[] = [];
     for (const [name, { tool, spec, fingerprint }] of wanted) {
       this.#checks.set(tool.name, this.#check(tool));
       if (this.#entries.has(name)) continue;
-      const unregister = this.#options.register(spec);
+      let unregister: () => unknown;
+      try {
+        unregister = this.#options.register(spec);
+      } catch (error) {
+        if (strict) throw error;
+        this.#options.logger.log(
+          "error",
+          `Cannot register MCP tool "${tool.name}" of server "${server}": ${
+            (error as Error).message
+          }`,
+        );
+        refused.push(tool.name);
+        if (changed.includes(name)) {
+          changed.splice(changed.indexOf(name), 1);
+          removed.push(name);
+        }
+        continue;
+      }
       this.#entries.set(name, { tool: tool.name, fingerprint, unregister });
       if (!changed.includes(name)) added.push(name);
     }
@@ -181,6 +204,7 @@ export class ToolRoster {
       changed: changed.sort(),
       clashes: clashes.sort(),
       skipped: skipped.sort(),
+      refused: refused.sort(),
     };
   }
 
@@ -188,7 +212,7 @@ export class ToolRoster {
     const { defaults, overrides, trustAnnotations, call, server } = this.#options;
     const readOnly = trustAnnotations && tool.annotations?.readOnlyHint === true;
     const override = overrides[tool.name] ?? {};
-    const description = tool.description ?? tool.title ??
+    const description = tool.description?.trim() || tool.title?.trim() ||
       `Tool "${tool.name}" of MCP server "${server}"`;
     return {
       name,

@@ -7,7 +7,8 @@
 import { type Logger, TerretError } from "@terret/hames";
 import type { McpServerConfig } from "./config.ts";
 import { McpConnection, type McpConnectionState, type OpenedTransport } from "./connection.ts";
-import { type ToolOutcome, toToolOutcome } from "./content.ts";
+import { toToolOutcome } from "./content.ts";
+import type { ToolOutcome } from "../tools/tool.ts";
 import type { McpServerStatePayload, McpToolsReconciledPayload } from "./events.ts";
 import { type RegisterSection, ResourceSections } from "./resources.ts";
 import { type RegisterTool, ToolRoster } from "./roster.ts";

@@ -10,7 +10,7 @@ import type { Context, PluginLike } from "@terret/hames";
 import { type Subprocess, SubprocessKey } from "@terret/core";
 import { noneSandboxPlugin, subprocessPlugin, workspacePlugin } from "@terret/exec";
 import type { McpToolSpec } from "../../core/mcp/roster.ts";
-import type { ToolOutcome } from "../../core/mcp/content.ts";
+import type { ToolOutcome } from "@terret/core";
 import { mcpServerConfig } from "../../core/mcp/config.ts";
 import { McpToolSource } from "../../core/mcp/tool_source.ts";
 import { httpOpener, stdioOpener } from "../../core/mcp/transports.ts";

@@ -54,6 +54,7 @@ Deno.test("the everything server over stdio: tools registered, list_changed reco
     changed: [],
     clashes: [],
     skipped: ["simulate-research-query"],
+    refused: [],
   };
   assert.deepStrictEqual(s.events, [
     { server: "everything", state: "state:ready" },

@@ -45,6 +45,7 @@ Deno.test("the everything server over Streamable HTTP: its tools registered, cal
       changed: [],
       clashes: [],
       skipped: ["simulate-research-query"],
+      refused: [],
     },
   ]);
   assert.deepStrictEqual(await s.registry.call("mcp__everything__get-sum", { a: 2, b: 40 }), {
@@ -156,5 +157,6 @@ Deno.test("over HTTP: a call that never answers times out and resets; malformed 
     changed: [],
     clashes: [],
     skipped: [],
+    refused: [],
   });
 });

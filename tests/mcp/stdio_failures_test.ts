@@ -25,6 +25,7 @@ const RECONCILED_FIXED = {
   changed: [],
   clashes: [],
   skipped: [],
+  refused: [],
 };
 
 function scripted(...args: string[]) {
@@ -91,6 +92,7 @@ Deno.test("tools/list_changed is reconciled live: added, changed and removed too
       changed: [],
       clashes: [],
       skipped: [],
+      refused: [],
     },
     {
       server: "scripted",
@@ -99,6 +101,7 @@ Deno.test("tools/list_changed is reconciled live: added, changed and removed too
       changed: ["mcp__scripted__beta"],
       clashes: [],
       skipped: [],
+      refused: [],
     },
   ]);
   // Registrations are effects: the registry saw each one undone exactly once.
@@ -121,6 +124,7 @@ Deno.test("tools/list_changed is reconciled live: added, changed and removed too
     changed: [],
     clashes: ["a.b", "a_b"],
     skipped: [],
+    refused: [],
   });
   assert.deepStrictEqual(
     w.logger.records.filter((record) => record.level === "error").map((record) => record.message),
