@@ -96,11 +96,13 @@ Deno.test("an HTTP server killed mid-call: the call ends with a clear error, and
     await until("the call to reach the server", () => posts() === 4);
     await peer.kill();
     const failed = await call;
-    assert.deepStrictEqual(failed, {
-      content:
-        'MCP server "everything" is unavailable: its event stream broke (error reading a body from connection) and could not be resumed (fetch failed); a restart is scheduled within 1 s',
-      is_error: true,
-    });
+    // How the transport saw the kill depends on where the request was (its response stream broke and could not
+    // be resumed; its connection was reset; a retry on a fresh connection was refused): the reason says which.
+    assert.equal(failed.is_error, true);
+    assert.match(
+      failed.content as string,
+      /^MCP server "everything" is unavailable: (its event stream broke \(.+\) and could not be resumed \(.+\)|fetch failed: .+); a restart is scheduled within 1 s$/,
+    );
     // Not the call's own timeout (20 s): the lost stream ended it. While the server is down, calls fail fast.
     assert.deepStrictEqual(
       await s.registry.call("mcp__everything__get-sum", { a: 1, b: 1 }),
@@ -146,10 +148,11 @@ Deno.test("over HTTP: a call that never answers times out and resets; malformed 
   });
   await until("the restart", () => s.source.connection.state === "ready");
 
+  // Each connection listed the tools: at start, on the reconnect after the timeout, after the restart.
   const reconciled = () => s.events.filter((event) => "added" in (event as object)).length;
-  const before = reconciled();
+  await until("the listing after the restart", () => reconciled() === 3);
   await s.registry.call("mcp__scripted__set_roster", { tools: [{ name: "omega" }] });
-  await until("list_changed over the notification stream", () => reconciled() === before + 1);
+  await until("list_changed over the notification stream", () => reconciled() === 4);
   assert.deepStrictEqual(s.events.at(-1), {
     server: "scripted",
     added: ["mcp__scripted__omega"],

@@ -179,6 +179,7 @@ Deno.test("a server that never answers: the call times out, the connection is re
     content: "again",
     is_error: false,
   });
+  await until("the listing after the reconnect", () => s.events.length === 5);
   assert.deepStrictEqual(s.events, [
     { server: "scripted", state: "state:ready" },
     RECONCILED_FIXED,
