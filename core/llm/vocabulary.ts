@@ -124,6 +124,11 @@ export interface StreamFailure {
 /**
  * What an adapter's stream yields, in order: `message_start`, then any interleaving of text, thinking and tool-call
  * events, then `usage` (when reported) and exactly one of `message_stop` or `error`, which always ends the stream.
+ *
+ * An `error` may come without a preceding `message_start` when the request failed before any response was
+ * received (a refused connection, an HTTP error status). A `thinking_delta` may carry `signature` (with `text`
+ * possibly empty): it is the complete opaque replay value of the thinking so far, and a later one replaces an
+ * earlier one, so a consumer keeps the last signature it saw for the thinking part.
  */
 export type StreamEvent =
   | { readonly type: "message_start"; readonly id?: string; readonly model?: string }
@@ -165,6 +170,22 @@ export interface LlmCapabilities {
 }
 
 /**
+ * The HTTP exchange an HTTP adapter performs, as a function: `fetch` is one. Record-and-replay middleware substitutes
+ * its own to capture or serve the raw bytes while the adapter's real encoding and parsing run unchanged.
+ *
+ * Contract: resolves with the response (any status) or rejects for a transport failure; honours `request.signal`.
+ */
+export type HttpTransport = (request: Request) => Promise<Response>;
+
+/** Options of {@linkcode LlmAdapter.stream}. */
+export interface LlmStreamOptions {
+  /** Aborting ends the stream promptly with an `error` of kind `aborted`. */
+  readonly signal?: AbortSignal;
+  /** Replaces the HTTP transport of an HTTP adapter for this request (ignored by adapters that make no HTTP). */
+  readonly transport?: HttpTransport;
+}
+
+/**
  * A model adapter.
  *
  * Contract: `stream` never throws and never rejects for provider or transport failures: it ends the iteration with
@@ -176,8 +197,5 @@ export interface LlmAdapter {
   /** Estimates the prompt tokens of a request. */
   countTokens(request: LlmRequest): number;
   /** Streams one model response. */
-  stream(
-    request: LlmRequest,
-    options?: { readonly signal?: AbortSignal },
-  ): AsyncIterable<StreamEvent>;
+  stream(request: LlmRequest, options?: LlmStreamOptions): AsyncIterable<StreamEvent>;
 }

@@ -1,0 +1,118 @@
+/**
+ * The shared base of HTTP streaming adapters: one request, retried with jittered exponential backoff while nothing
+ * has been streamed, read as server-sent events, decoded by the subclass, and ended with exactly one terminal event.
+ *
+ * @module
+ */
+import type { Logger } from "@terret/hames";
+import { DEFAULT_RETRY_POLICY, REAL_TIMING, type RetryPolicy, type Timing } from "./retry.ts";
+import { type RunSettings, StreamRun } from "./_stream_run.ts";
+import { estimateTokens } from "./token_estimate.ts";
+import type {
+  HttpTransport,
+  LlmAdapter,
+  LlmCapabilities,
+  LlmRequest,
+  LlmStreamOptions,
+  StreamEvent,
+} from "./vocabulary.ts";
+
+/**
+ * Turns one response's server-sent events into stream events. A fresh decoder serves each attempt.
+ *
+ * Contract: `message` gets one server-sent event's data (and its `event` field, when named), appends the events it
+ * produces to `out`, and returns true once it appended
+ * a terminal event (`message_stop` or `error`); `end` is called when the body ends without one and must append
+ * exactly one terminal event. Neither throws for bad input: malformed data becomes an `error` event of kind
+ * `protocol`.
+ */
+export interface StreamDecoder {
+  /** Decodes one server-sent event; returns true once a terminal event was appended. */
+  message(data: string, out: StreamEvent[], event?: string): boolean;
+  /** The body ended without a terminal event: appends exactly one. */
+  end(out: StreamEvent[]): void;
+}
+
+/** Options common to HTTP adapters. */
+export interface HttpAdapterOptions {
+  /** Retry policy overrides. */
+  readonly retry?: Partial<RetryPolicy>;
+  /** The clock for backoff waits (tests inject a fake). */
+  readonly timing?: Timing;
+  /** Longest wait, in milliseconds, for the response headers and then between two reads (default 600,000). */
+  readonly timeoutMs?: number;
+  /** The HTTP transport (default `fetch`). */
+  readonly transport?: HttpTransport;
+  /** Where retries are reported (never with secrets). */
+  readonly logger?: Logger;
+  /** Strings replaced by `[REDACTED]` in every message the adapter produces (API keys). */
+  readonly secrets?: readonly string[];
+}
+
+/**
+ * The base of HTTP streaming adapters. Subclasses build the HTTP request and decode server-sent events.
+ *
+ * Contract: `stream` never throws and never rejects: connect failures, HTTP error statuses, mid-stream provider
+ * errors, truncated bodies and malformed data all end the iteration with one `error` event. It retries (up to
+ * `maxRetries`) connect failures, retryable statuses (408, 429, 5xx; `Retry-After` honoured up to a cap) and
+ * retryable failures inside a 200 stream, but only while nothing but `message_start` has been received: once output
+ * has been yielded it reports instead. Aborting the caller's signal cancels the HTTP body at once and ends the
+ * stream with an `aborted` error; breaking out of the iteration cancels it too.
+ */
+export abstract class HttpAdapterBase implements LlmAdapter {
+  /** What the model can do. */
+  abstract readonly capabilities: LlmCapabilities;
+  readonly #policy: RetryPolicy;
+  readonly #timing: Timing;
+  readonly #timeoutMs: number;
+  readonly #transport: HttpTransport;
+  readonly #logger: Logger | undefined;
+  readonly #secrets: readonly string[];
+
+  /**
+   * Creates the base with its retry policy, clock, timeout, transport, logger and secrets.
+   *
+   * @param options retry, timing, timeout, transport, logger and secrets
+   */
+  constructor(options: HttpAdapterOptions = {}) {
+    this.#policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.#timing = options.timing ?? REAL_TIMING;
+    this.#timeoutMs = options.timeoutMs ?? 600_000;
+    this.#transport = options.transport ?? ((request) => fetch(request));
+    this.#logger = options.logger;
+    this.#secrets = (options.secrets ?? []).filter((secret) => secret.length > 0);
+  }
+
+  /** Builds the HTTP request for one attempt (a fresh `Request` each time, carrying `signal`). */
+  protected abstract buildRequest(request: LlmRequest, signal: AbortSignal): Request;
+
+  /** Creates the decoder for one attempt's response body. */
+  protected abstract createDecoder(): StreamDecoder;
+
+  /** Estimates the prompt tokens of `request` (the heuristic of {@linkcode estimateTokens}). */
+  countTokens(request: LlmRequest): number {
+    return estimateTokens(request);
+  }
+
+  /** Streams one response; see the class contract. */
+  stream(request: LlmRequest, options: LlmStreamOptions = {}): AsyncIterable<StreamEvent> {
+    const settings: RunSettings = {
+      policy: this.#policy,
+      timing: this.#timing,
+      timeoutMs: this.#timeoutMs,
+      transport: options.transport ?? this.#transport,
+      logger: this.#logger,
+      build: (signal) => this.buildRequest(request, signal),
+      decoder: () => this.createDecoder(),
+      redact: (text) => this.redact(text),
+    };
+    return new StreamRun(settings, options.signal);
+  }
+
+  /** Replaces every configured secret in `text` with `[REDACTED]`. */
+  protected redact(text: string): string {
+    let out = text;
+    for (const secret of this.#secrets) out = out.split(secret).join("[REDACTED]");
+    return out;
+  }
+}
