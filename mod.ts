@@ -82,6 +82,7 @@ export {
   type PermissionGrant,
   type PermissionKind,
   type PermissionPlan,
+  type PlanOptions,
   planPermissions,
 } from "./composition/host_permissions.ts";
 export {

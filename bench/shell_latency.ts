@@ -3,8 +3,9 @@
  * Shell latency: the median wall time of `true` through the persistent shell (one bash per key, sentinel
  * protocol) vs a fresh `bash -c true` through the subprocess seam vs the docker exec path (a fresh
  * `docker exec … bash -c true`, and the persistent shell inside the container). Prints medians and ratios.
- * Target: the persistent shell at most half the fresh spawn. The docker rows are skipped loudly without an engine
- * or the `terret/sandbox:test` image; they use the minimal test provider until the real one is merged.
+ * Target: the persistent shell at most half the fresh spawn. The docker rows use the `sandbox-docker` row and are
+ * skipped loudly when `probeSandboxProviders()` says docker cannot run here (no engine, or no
+ * `$TERRET_SANDBOX_IMAGE`/`terret/sandbox:test` image: `tests/docker/make_image.sh` builds it).
  *
  * Run: deno run -A bench/shell_latency.ts [--quick]
  *
@@ -13,13 +14,15 @@
 import { type Context, createContext, Loader, type PluginLike } from "@terret/hames";
 import { SubprocessKey } from "@terret/core";
 import {
+  DEFAULT_SANDBOX_IMAGE,
+  dockerSandboxPlugin,
   noneSandboxPlugin,
+  probeSandboxProviders,
   ShellKey,
   shellPlugin,
   subprocessPlugin,
   workspacePlugin,
 } from "@terret/exec";
-import { dockerUnavailable, minimalDockerSandbox } from "../tests/exec/_docker_sandbox.ts";
 
 const quick = Deno.args.includes("--quick");
 const RUNS = quick ? 30 : 200;
@@ -69,11 +72,12 @@ try {
   const [persistent, fresh] = await measure(host, dir, RUNS);
   await host.dispose();
   rows.push(["persistent shell `true` (host)", persistent], ["fresh `bash -c true` (host)", fresh]);
-  const unavailable = await dockerUnavailable();
-  if (unavailable !== undefined) {
-    console.warn(`SKIPPING the docker rows: ${unavailable}`);
+  const image = Deno.env.get("TERRET_SANDBOX_IMAGE") ?? DEFAULT_SANDBOX_IMAGE;
+  const probe = (await probeSandboxProviders({ image })).find((p) => p.name === "docker")!;
+  if (!probe.available) {
+    console.warn(`SKIPPING the docker rows: ${probe.reason}`);
   } else {
-    const docker = await world(minimalDockerSandbox, {}, dir);
+    const docker = await world(dockerSandboxPlugin, { image }, dir);
     const [dockerPersistent, dockerFresh] = await measure(docker, dir, DOCKER_RUNS);
     await docker.dispose();
     rows.push(

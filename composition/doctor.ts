@@ -115,7 +115,7 @@ export const permissionsCheck: DoctorCheck = {
   description: "the host permissions the profile needs",
   run(input) {
     const findings: DoctorFinding[] = [];
-    const plan = planPermissions(input.resolved, input.prepared);
+    const plan = planPermissions(input.resolved, input.prepared, { env: input.env });
     for (const [kind, grant] of Object.entries(plan.grants)) {
       if (!grant.unscoped) continue;
       findings.push({

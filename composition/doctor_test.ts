@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
 import { fixedEnv, FIXTURE_BUNDLES, writeTree } from "../tests/fixtures/composition/tree.ts";
 import { COMPOSITION_CHECKS, type DoctorCheck, runDoctor } from "./doctor.ts";
 import { resolveProfile } from "./resolve.ts";
+
+const BASE = fileURLToPath(new URL("../bundles/base.yml", import.meta.url));
 
 Deno.test("runDoctor() reports every row's problem without booting or importing unconsented code", async () => {
   const marker = `doctor-${crypto.randomUUID()}`;
@@ -57,12 +60,16 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
       "llm.main",
       'disabled; its plugin "terret-llm-openrouter" is not available in this build',
     ],
+    ["ok", "rows", "fs", "ok (fs)"],
     [
-      "info",
+      "error",
       "rows",
       "sandbox",
-      'disabled; its plugin "terret-sandbox-docker" is not available in this build',
+      `Cannot resolve "!setting sandbox.image" at row "sandbox" key "config.image" (bundle base "${BASE}" line 37): no such setting`,
     ],
+    ["ok", "rows", "subprocess", "ok (subprocess)"],
+    ["ok", "rows", "shell", "ok (shell)"],
+    ["ok", "rows", "terminals", "ok (terminals)"],
     [
       "info",
       "rows",
@@ -99,7 +106,7 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
       "error",
       "rows",
       "ghost",
-      `Cannot configure row "ghost" (plugin set by home patch "${patch}" line 7): unknown plugin "nowhere" (no built-in, bundle or profile declares it; known: ${marker}, greeter, sandbox-none, shouter, workspace)`,
+      `Cannot configure row "ghost" (plugin set by home patch "${patch}" line 7): unknown plugin "nowhere" (no built-in, bundle or profile declares it; known: ${marker}, fs, greeter, sandbox-deno, sandbox-docker, sandbox-none, shell, shouter, subprocess, terminals, workspace)`,
     ],
     ["info", "rows", "off", 'disabled; its plugin "nowhere" is not available in this build'],
     [
@@ -108,7 +115,12 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
       "off.bad",
       `disabled; would fail: Cannot configure row "off.bad" (config set by home patch "${patch}" line 9): config.greeting: expected string, received number`,
     ],
-    ["ok", "permissions", "", "every grant is scoped"],
+    ...["read", "write", "run"].map((kind) => [
+      "warning",
+      "permissions",
+      "",
+      `unscoped --allow-${kind} requested by "subprocess", "shell", "terminals"; --scoped cannot narrow it`,
+    ]),
   ]);
   assert.equal((globalThis as Record<string, unknown>)[marker], undefined);
 });

@@ -5,8 +5,16 @@
  *
  * @module
  */
-import { type HostPermissions, PERMISSION_KINDS, pluginPermissions } from "@terret/hames";
+import {
+  type HostPermissions,
+  PERMISSION_KINDS,
+  type PermissionDeps,
+  pluginPermissions,
+  pluginProvides,
+  type ServiceKey,
+} from "@terret/hames";
 import { absolute } from "./_files.ts";
+import type { EnvReader } from "./config_tag.ts";
 import type { PreparedRow } from "./prepare.ts";
 import type { ResolvedProfile } from "./resolve.ts";
 
@@ -42,8 +50,18 @@ export const CLI_REQUESTER = "trt";
  */
 export const IGNORED_ENV: readonly string[] = Object.freeze(["LOG_STREAM", "LOG_TOKENS"]);
 
+/** Options for {@linkcode planPermissions}. */
+export interface PlanOptions {
+  /** Where `HOME` is read to expand a path scope starting with `~` (default `Deno.env`). */
+  readonly env?: EnvReader;
+}
+
 /**
- * Plans the permissions of a prepared profile.
+ * Plans the permissions of a prepared profile. Each row's hook sees the rows providing the services it injects
+ * (the first enabled row providing each). Path scopes (`read`, `write`, `ffi`) are made absolute (`~` expanded
+ * with `HOME`, relative ones against the profile's cwd), and a scope that exists through a symbolic link is
+ * granted at its real location too: Deno checks the path as given without resolving links, and code that resolves
+ * one (the workspace does) then touches the real path.
  *
  * @param prepared the enabled rows, prepared (their configs parsed)
  * @throws {TypeError} when a plugin's permissions hook returns a malformed grant
@@ -51,6 +69,7 @@ export const IGNORED_ENV: readonly string[] = Object.freeze(["LOG_STREAM", "LOG_
 export function planPermissions(
   resolved: ResolvedProfile,
   prepared: readonly PreparedRow[],
+  options: PlanOptions = {},
 ): PermissionPlan {
   const requests: [string, HostPermissions][] = [];
   const cliRead = [...resolved.reads];
@@ -61,12 +80,27 @@ export function planPermissions(
     cliEnv.push(...row.envRead);
   }
   requests.push([CLI_REQUESTER, { read: cliRead, env: cliEnv }]);
+  const providers = new Map<ServiceKey<unknown>, PreparedRow>();
   for (const row of prepared) {
-    requests.push([row.composed.id, pluginPermissions(row.plugin, row.parsed)]);
+    for (const key of pluginProvides(row.plugin)) {
+      if (!providers.has(key)) providers.set(key, row);
+    }
   }
+  for (const row of prepared) {
+    const deps: PermissionDeps = {
+      provider(key) {
+        const found = providers.get(key);
+        return found === undefined || found === row
+          ? undefined
+          : { plugin: found.composed.plugin, config: found.parsed };
+      },
+    };
+    requests.push([row.composed.id, pluginPermissions(row.plugin, row.parsed, deps)]);
+  }
+  const home = readHome(options.env);
   const grants = {} as Record<PermissionKind, PermissionGrant>;
   for (const kind of PERMISSION_KINDS) {
-    grants[kind] = mergeKind(kind, requests, resolved.cwd);
+    grants[kind] = mergeKind(kind, requests, resolved.cwd, home);
   }
   return { grants, ignoreEnv: IGNORED_ENV };
 }
@@ -97,7 +131,9 @@ function mergeKind(
   kind: PermissionKind,
   requests: readonly [string, HostPermissions][],
   cwd: string,
+  home: string | undefined,
 ): PermissionGrant {
+  const paths = kind === "read" || kind === "write" || kind === "ffi";
   const by = new Map<string, string[]>();
   const unscopedBy: string[] = [];
   for (const [requester, grant] of requests) {
@@ -108,15 +144,13 @@ function mergeKind(
       continue;
     }
     for (const raw of value) {
-      const scope = kind === "read" || kind === "write" || kind === "ffi"
-        ? absolute(raw, cwd)
-        : raw;
-      const list = by.get(scope) ?? [];
-      if (!list.includes(requester)) list.push(requester);
-      by.set(scope, list);
+      for (const scope of paths ? pathScopes(raw, cwd, home) : [raw]) {
+        const list = by.get(scope) ?? [];
+        if (!list.includes(requester)) list.push(requester);
+        by.set(scope, list);
+      }
     }
   }
-  const paths = kind === "read" || kind === "write" || kind === "ffi";
   const scopes = [...by.keys()].sort();
   const kept = paths
     ? scopes.filter((scope) => !scopes.some((other) => covers(other, scope)))
@@ -131,4 +165,28 @@ function mergeKind(
 
 function covers(dir: string, path: string): boolean {
   return dir !== path && (path.startsWith(dir.endsWith("/") ? dir : `${dir}/`) || dir === "/");
+}
+
+/** A path scope made absolute, then also its real location when that differs (it exists through a link). */
+function pathScopes(raw: string, cwd: string, home: string | undefined): string[] {
+  const expanded = home !== undefined && (raw === "~" || raw.startsWith("~/"))
+    ? `${home}${raw.slice(1)}`
+    : raw;
+  const path = absolute(expanded, cwd);
+  let real: string | undefined;
+  try {
+    real = Deno.realPathSync(path);
+  } catch {
+    real = undefined; // missing or unreadable: granted as written
+  }
+  return real === undefined || real === path ? [path] : [path, real];
+}
+
+function readHome(env: EnvReader | undefined): string | undefined {
+  try {
+    const home = (env ?? Deno.env).get("HOME");
+    return home === undefined || home === "" ? undefined : home;
+  } catch {
+    return undefined;
+  }
 }

@@ -60,3 +60,27 @@ Deno.test("permissionFlags() prints an unscoped grant as a bare flag", () => {
   });
   assert.deepStrictEqual(flags, ["--allow-read=/a", "--allow-run", "--ignore-env=LOG_STREAM"]);
 });
+
+Deno.test("planPermissions() expands ~ and grants a path reached through a link at its real location too", async () => {
+  await using tree = await writeTree({
+    "profiles/dev/profile.yml": "bundles: [greetings]\n",
+    "profiles/dev/patch.yml":
+      "rows:\n  - id: greeter\n    config: { greeting: hi, data_dir: ~/data-link/sub }\n",
+    "data-real/sub/.keep": "",
+  });
+  await Deno.symlink(tree.path("data-real"), tree.path("data-link"));
+  const resolved = await resolveProfile("dev", {
+    home: tree.dir,
+    cwd: "/",
+    env: fixedEnv({}),
+    bundleDirs: [FIXTURE_BUNDLES],
+  });
+  const prepared = await prepareRows(resolved, { env: fixedEnv({}) });
+  const plan = planPermissions(resolved, prepared, { env: fixedEnv({ HOME: tree.dir }) });
+  assert.deepStrictEqual(plan.grants.write, {
+    unscoped: false,
+    unscopedBy: [],
+    scopes: [tree.path("data-link/sub"), tree.path("data-real/sub")],
+    by: { [tree.path("data-link/sub")]: ["greeter"], [tree.path("data-real/sub")]: ["greeter"] },
+  });
+});

@@ -3,9 +3,16 @@
  *
  * @module
  */
-import { definePlugin, type Plugin, TerretError } from "@terret/hames";
+import {
+  definePlugin,
+  type HostPermissions,
+  type PermissionDeps,
+  type Plugin,
+  TerretError,
+} from "@terret/hames";
 import { WorkspaceKey } from "@terret/core";
 import { z } from "zod";
+import { expandHome } from "./containment.ts";
 
 /** Config of the `workspace` row. */
 export interface WorkspaceConfig {
@@ -21,6 +28,9 @@ const schema: z.ZodType<WorkspaceConfig> = z.object({
  * Provides `workspace` from the row's `dirs`, each resolved through `realpath` so containment compares real
  * paths.
  *
+ * **Permissions**: read of each directory (it is resolved and checked at mount; the host grants its real location
+ * too), and the `HOME` variable when a directory starts with `~`.
+ *
  * @throws {TerretError} `ConfigInvalid` (at start) when a directory does not exist or is not a directory
  */
 export const workspacePlugin: Plugin<WorkspaceConfig> = definePlugin({
@@ -28,6 +38,10 @@ export const workspacePlugin: Plugin<WorkspaceConfig> = definePlugin({
   description: "The directories agents are granted (resolved to real paths)",
   provides: [WorkspaceKey],
   config: schema,
+  permissions(config): HostPermissions {
+    const home = config.dirs.some((dir) => dir === "~" || dir.startsWith("~/"));
+    return { read: [...config.dirs], ...(home ? { env: ["HOME"] } : {}) };
+  },
   async apply(ctx, config) {
     const dirs: string[] = [];
     for (const dir of config.dirs) dirs.push(await realDirectory(dir));
@@ -35,13 +49,21 @@ export const workspacePlugin: Plugin<WorkspaceConfig> = definePlugin({
   },
 });
 
+/**
+ * The directories the `workspace` row grants, for the permissions hook of a row that injects `workspace`: the
+ * configured `dirs` (as written; the host planner resolves `~`, relative paths and links), `[]` when no row
+ * provides the workspace, and `true` (a whole category) when a plugin other than `workspace` provides it, since
+ * its directories cannot be known from its config.
+ */
+export function grantedDirs(deps: PermissionDeps): readonly string[] | true {
+  const row = deps.provider(WorkspaceKey);
+  if (row === undefined) return [];
+  if (row.plugin !== workspacePlugin.name) return true;
+  return (row.config as WorkspaceConfig).dirs;
+}
+
 async function realDirectory(dir: string): Promise<string> {
-  const home = Deno.env.get("HOME");
-  const expanded = dir === "~" && home
-    ? home
-    : dir.startsWith("~/") && home
-    ? `${home}${dir.slice(1)}`
-    : dir;
+  const expanded = expandHome(dir);
   try {
     const real = await Deno.realPath(expanded);
     if (!(await Deno.stat(real)).isDirectory) throw new Error("not a directory");

@@ -85,9 +85,12 @@ export { Loader, LoaderKey, type Row, rowPluginName } from "./loader.ts";
 export { type ConfigIssue, configSchema, parseConfig } from "./config.ts";
 export {
   type HostPermissions,
+  NO_PERMISSION_DEPS,
   PERMISSION_KINDS,
+  type PermissionDeps,
   type PermissionsHook,
   pluginPermissions,
+  type ProvidingRow,
 } from "./permissions.ts";
 export {
   ConfigUpdated,

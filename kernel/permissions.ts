@@ -6,6 +6,7 @@
  * @module
  */
 import { isServiceClass, type PluginLike } from "./plugin.ts";
+import type { ServiceKey } from "./service_key.ts";
 
 /**
  * What a plugin needs from the host to do its work with one config, in Deno's permission vocabulary.
@@ -44,27 +45,62 @@ export const PERMISSION_KINDS: readonly (keyof HostPermissions)[] = Object.freez
   "sys",
 ]);
 
+/** The row that provides a service, as a {@linkcode PermissionDeps} lookup reports it. */
+export interface ProvidingRow {
+  /** The row's plugin name (`"workspace"`). */
+  readonly plugin: string;
+  /** The row's validated config (defaults applied, tags materialised). */
+  readonly config: unknown;
+}
+
+/**
+ * What a permissions hook may know besides its own config: the rows that provide the services the plugin
+ * injects. A plugin whose needs follow another row's config (the `fs` row reads and writes exactly the
+ * directories the `workspace` row grants) derives them from that row here instead of repeating its values.
+ */
+export interface PermissionDeps {
+  /**
+   * The enabled row that provides `key`, or `undefined` when no row does or when `key` is not one of the
+   * plugin's `inject` keys (a hook sees only what it depends on).
+   */
+  provider(key: ServiceKey<unknown>): ProvidingRow | undefined;
+}
+
+/** Dependencies that know no rows (what a hook sees when its plugin is asked on its own). */
+export const NO_PERMISSION_DEPS: PermissionDeps = Object.freeze({ provider: () => undefined });
+
 /**
  * The hook a plugin implements to declare its {@linkcode HostPermissions}.
  *
- * Contract: a pure function of the validated config (defaults applied, tags materialised): it must not perform
- * I/O, touch the context or read the environment, and it returns the same grant for the same config. It throws
- * a `TypeError` for a config it cannot derive a grant from.
+ * Contract: a pure function of the validated config (defaults applied, tags materialised) and of the configs of
+ * the rows it depends on (`deps`): it must not perform I/O, touch the context or read the environment, and it
+ * returns the same grant for the same inputs. A hook that cannot tell what a dependency needs (a provider it does
+ * not know) asks for the whole category rather than guessing narrow. It throws a `TypeError` for a config it
+ * cannot derive a grant from.
  */
-export type PermissionsHook<C> = (config: C) => HostPermissions;
+export type PermissionsHook<C> = (config: C, deps: PermissionDeps) => HostPermissions;
 
 /**
  * The host permissions a plugin declares for `config`, validated for shape.
  *
  * @param plugin a functional plugin or a `Service` class, with or without a `permissions` hook
  * @param config the config the plugin will be mounted with, already parsed by its schema
+ * @param deps the rows providing what it injects (default: none known); the hook is shown only its `inject` keys
  * @returns the declared grant (empty when the plugin declares none)
  * @throws {TypeError} when the hook returns something that is not a {@linkcode HostPermissions}
  */
-export function pluginPermissions(plugin: PluginLike, config: unknown): HostPermissions {
+export function pluginPermissions(
+  plugin: PluginLike,
+  config: unknown,
+  deps: PermissionDeps = NO_PERMISSION_DEPS,
+): HostPermissions {
   const hook = isServiceClass(plugin) ? plugin.permissions : plugin.permissions;
   if (hook === undefined) return {};
-  const declared: unknown = (hook as PermissionsHook<unknown>)(config);
+  const injected = (isServiceClass(plugin) ? plugin.inject : plugin.inject) ?? [];
+  const scoped: PermissionDeps = {
+    provider: (key) => injected.includes(key) ? deps.provider(key) : undefined,
+  };
+  const declared: unknown = (hook as PermissionsHook<unknown>).call(plugin, config, scoped);
   const name = isServiceClass(plugin) ? plugin.pluginName ?? plugin.name : plugin.name;
   if (typeof declared !== "object" || declared === null || Array.isArray(declared)) {
     throw new TypeError(`Cannot read the permissions of plugin "${name}": expected an object`);

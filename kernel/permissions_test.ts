@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { definePlugin, type HostPermissions, pluginPermissions, Service } from "./mod.ts";
+import {
+  definePlugin,
+  defineService,
+  type HostPermissions,
+  pluginPermissions,
+  Service,
+} from "./mod.ts";
 
 Deno.test("pluginPermissions() derives a functional plugin's grant from its parsed config", () => {
   const store = definePlugin({
@@ -61,4 +67,31 @@ Deno.test("pluginPermissions() refuses a malformed grant with a TypeError naming
       (error: unknown) => error instanceof TypeError && error.message === message,
     );
   }
+});
+
+Deno.test("pluginPermissions() shows a hook the rows providing what it injects, and only those", () => {
+  const Dirs = defineService<{ dirs: string[] }>("dirs");
+  const Other = defineService<unknown>("other");
+  const seen: unknown[] = [];
+  const files = definePlugin({
+    name: "files",
+    inject: [Dirs],
+    permissions(_config: unknown, deps) {
+      const dirs = deps.provider(Dirs);
+      seen.push(dirs, deps.provider(Other));
+      const config = dirs?.config as { dirs: string[] } | undefined;
+      return config === undefined ? { read: true } : { read: config.dirs, write: config.dirs };
+    },
+    apply() {},
+  });
+  const rows = new Map<unknown, { plugin: string; config: unknown }>([
+    [Dirs, { plugin: "dirs-row", config: { dirs: ["/srv/a"] } }],
+    [Other, { plugin: "other-row", config: {} }],
+  ]);
+  assert.deepStrictEqual(
+    pluginPermissions(files, {}, { provider: (key) => rows.get(key) }),
+    { read: ["/srv/a"], write: ["/srv/a"] },
+  );
+  assert.deepStrictEqual(seen, [{ plugin: "dirs-row", config: { dirs: ["/srv/a"] } }, undefined]);
+  assert.deepStrictEqual(pluginPermissions(files, {}), { read: true });
 });

@@ -5,7 +5,7 @@
  */
 import type { z } from "zod";
 import type { Context } from "./context.ts";
-import type { HostPermissions } from "./permissions.ts";
+import type { HostPermissions, PermissionDeps } from "./permissions.ts";
 import type { ServiceKey } from "./service_key.ts";
 
 /**
@@ -35,7 +35,7 @@ export interface Plugin<C = unknown> {
   /** The config schema; the parsed output (defaults applied) is what `apply` receives. */
   readonly config?: z.ZodType<C>;
   /** The host permissions this plugin needs for a config (contract: `PermissionsHook`); none when absent. */
-  permissions?(config: C): HostPermissions;
+  permissions?(config: C, deps: PermissionDeps): HostPermissions;
   /** Wires the plugin into `ctx`. */
   apply(ctx: Context, config: C): void | Promise<void>;
 }
@@ -120,7 +120,7 @@ export interface ServiceClass<C = unknown> {
   /** The config schema. */
   readonly config?: z.ZodType<C>;
   /** The host permissions the service needs for a config (contract: `PermissionsHook`); none when absent. */
-  permissions?(config: C): HostPermissions;
+  permissions?(config: C, deps: PermissionDeps): HostPermissions;
 }
 
 /** Anything `ctx.plugin()` and the loader accept. */

@@ -113,10 +113,10 @@ Deno.test("trt doctor and dump-config see the discovered stranger bundle from th
   });
   assert.equal(code, 0);
   assert.deepStrictEqual(out.join("").split("\n").slice(1), [
-    "ok     rows tools.allow: ok (stand-in-tools-allow)",
-    "ok     rows tools.registry: ok (stand-in-tools)",
-    "ok     rows tools.fortune: ok (terret-fortune)",
-    "ok     permissions: every grant is scoped",
+    "ok      rows tools.allow: ok (stand-in-tools-allow)",
+    "ok      rows tools.registry: ok (stand-in-tools)",
+    "ok      rows tools.fortune: ok (terret-fortune)",
+    "ok      permissions: every grant is scoped",
     "",
   ]);
   assert.equal(err.join(""), "trt doctor: no errors, 0 warnings\n");

@@ -119,8 +119,9 @@ export interface PtyHandle {
 /**
  * Starts programs.
  *
- * Contract: every argv is passed to `sandbox.wrap(argv, {cwd, tty, env})` and only the wrapped command is started;
- * nothing else builds a final argv. Every child runs in its own process group (the pty child is a session
+ * Contract: every argv is passed to `sandbox.wrap(argv, {cwd, tty, env})` (a pty adds `columns` and `rows`) and
+ * only the wrapped command is started, with a cleared environment plus exactly the wrapped `env`; nothing else
+ * builds a final argv. Every child runs in its own process group (the pty child is a session
  * leader); a timeout, an aborted signal, `kill()` or the seam's shutdown sends SIGTERM to the whole group, calls
  * the wrapped command's `signal` hook when it has one, and sends SIGKILL to whatever is left once the group leader
  * has exited or the grace period has passed. When a group leader exits on its own, whatever is left of its group

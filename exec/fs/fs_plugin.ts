@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { definePlugin, type Plugin } from "@terret/hames";
+import { definePlugin, type HostPermissions, type Plugin } from "@terret/hames";
 import { WorkspaceKey } from "@terret/core";
 import { z } from "zod";
 import { DEFAULT_MAX_SYMLINK_HOPS } from "../containment.ts";
@@ -13,6 +13,7 @@ import {
   DenoFileSystem,
 } from "./deno_file_system.ts";
 import { FsAuthorize, FsKey, type FsVerdict } from "./file_system.ts";
+import { grantedDirs } from "../workspace.ts";
 
 /** Config of the `fs` row. */
 export interface FsConfig {
@@ -40,6 +41,10 @@ const ADMIT: FsVerdict = Object.freeze({ allow: true });
 /**
  * Provides `fs` contained to the `workspace` service's directories. Every operation that passes containment is
  * dispatched as `fs/authorize` on this row's context before it runs.
+ *
+ * **Permissions**: read and write of the directories the `workspace` row grants (taken from that row, so they are
+ * written once), and `HOME` (a path an agent gives may start with `~`). Paths outside are never opened: a scoped
+ * host answers their inspection with `NotCapable`, which containment reports as `Denied`.
  */
 export const fsPlugin: Plugin<FsConfig> = definePlugin({
   name: "fs",
@@ -47,6 +52,14 @@ export const fsPlugin: Plugin<FsConfig> = definePlugin({
   inject: [WorkspaceKey],
   provides: [FsKey],
   config: schema,
+  permissions(_config, deps): HostPermissions {
+    const dirs = grantedDirs(deps);
+    return {
+      read: dirs === true ? true : [...dirs],
+      write: dirs === true ? true : [...dirs],
+      env: ["HOME"],
+    };
+  },
   apply(ctx, config) {
     const fs = new DenoFileSystem({
       dirs: ctx.get(WorkspaceKey).dirs,

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { createContext, Loader, TerretError } from "@terret/hames";
+import { createContext, Loader, parseConfig, pluginPermissions, TerretError } from "@terret/hames";
+import { WorkspaceKey } from "@terret/core";
 import { workspacePlugin } from "../workspace.ts";
 import { FsAuthorize, type FsAuthorizeRequest, FsKey } from "./file_system.ts";
 import { fsPlugin } from "./fs_plugin.ts";
@@ -55,4 +56,24 @@ Deno.test("the fs row contains to the workspace row and dispatches fs/authorize"
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+});
+
+Deno.test("the fs row asks to read and write exactly the directories the workspace row grants", () => {
+  const config = parseConfig(fsPlugin, {}, "fs");
+  const under = (plugin: string, rowConfig: unknown) =>
+    pluginPermissions(fsPlugin, config, {
+      provider: (key) => key === WorkspaceKey ? { plugin, config: rowConfig } : undefined,
+    });
+  assert.deepStrictEqual(under("workspace", { dirs: ["~/w", "/srv/a"] }), {
+    read: ["~/w", "/srv/a"],
+    write: ["~/w", "/srv/a"],
+    env: ["HOME"],
+  });
+  // A workspace provider it does not know: it cannot tell the directories, so it asks for the categories.
+  assert.deepStrictEqual(under("my-workspace", {}), { read: true, write: true, env: ["HOME"] });
+  assert.deepStrictEqual(pluginPermissions(fsPlugin, config), {
+    read: [],
+    write: [],
+    env: ["HOME"],
+  });
 });

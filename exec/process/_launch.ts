@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
-import type { Sandbox, WrappedCommand } from "@terret/core";
+import { type HostPermissions, TerretError } from "@terret/hames";
+import type { Sandbox, WrapOptions, WrappedCommand } from "@terret/core";
 import type { IPty } from "@lydell/node-pty";
 
 /** Options of {@linkcode launchPiped}. */
@@ -65,15 +65,23 @@ export async function launchPiped(
 }
 
 /**
- * Wraps `argv` (tty: true) and starts the wrapped command on a new pseudo-terminal (node-pty, loaded on first
- * use); the child is a session leader. `TERM` defaults to `xterm-256color`.
+ * Wraps `argv` (tty: true, with the terminal's size, which a provider whose terminal lives on the far side applies
+ * before the program starts) and starts the wrapped command on a new pseudo-terminal (node-pty, loaded on first
+ * use) with exactly the wrapped environment; the child is a session leader. The terminal type is the wrapped
+ * environment's `TERM`, else `xterm-256color`.
  */
 export async function launchPty(
   sandbox: Sandbox,
   argv: readonly string[],
   options: PtyLaunch,
 ): Promise<LaunchedPty> {
-  const wrapped = await wrap(sandbox, argv, { cwd: options.cwd, env: options.env, tty: true });
+  const wrapped = await wrap(sandbox, argv, {
+    cwd: options.cwd,
+    env: options.env,
+    tty: true,
+    columns: options.cols,
+    rows: options.rows,
+  });
   const [program, ...args] = wrapped.argv as [string, ...string[]];
   // forkpty cannot report a failed exec (the child just exits 1), so look the program up first.
   if (!(await findProgram(program, wrapped.env.PATH ?? "", wrapped.cwd))) {
@@ -97,7 +105,7 @@ export async function launchPty(
 async function wrap(
   sandbox: Sandbox,
   argv: readonly string[],
-  options: { cwd: string; env: Readonly<Record<string, string>>; tty: boolean },
+  options: WrapOptions,
 ): Promise<WrappedCommand> {
   if (argv.length === 0 || argv.some((arg) => typeof arg !== "string")) {
     throw new TypeError("Cannot spawn: argv must be a non-empty list of strings");
@@ -148,4 +156,30 @@ async function loadNodePty(): Promise<NodePty> {
       { cause: error },
     );
   }
+}
+
+/**
+ * What starting and stopping programs on pseudo-terminals needs from the host (node-pty under Deno, measured one
+ * permission at a time): `--allow-ffi` for node-pty's native addon, scoped to the `@lydell` package directory it
+ * resolves to (unscoped when it cannot be resolved to a local directory); unscoped `--allow-read` and
+ * `--allow-write`, since node-pty opens the pty master as a tty stream, which Deno checks as a path-less access;
+ * and unscoped `--allow-run`: `Deno.kill` of a process group needs it (and node-pty's own `kill` silently does
+ * nothing without it), and the programs started are whatever the sandbox wraps — Deno does not sandbox them.
+ */
+export function ptyHostPermissions(): HostPermissions {
+  return { ffi: nodePtyScope(), read: true, write: true, run: true };
+}
+
+function nodePtyScope(): string[] | true {
+  let resolved: string;
+  try {
+    resolved = import.meta.resolve("@lydell/node-pty");
+  } catch {
+    return true;
+  }
+  if (!resolved.startsWith("file:")) return true;
+  const path = decodeURIComponent(new URL(resolved).pathname);
+  const at = path.lastIndexOf("/@lydell/");
+  // The addon lives in the platform package next to node-pty (`@lydell/node-pty-<os>-<arch>`).
+  return at === -1 ? true : [path.slice(0, at + "/@lydell".length)];
 }

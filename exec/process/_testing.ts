@@ -65,18 +65,21 @@ export async function mountWorld(options: WorldOptions): Promise<World> {
   };
 }
 
-/** One call the recording sandbox saw. */
+/** One call the recording sandbox saw (`columns` and `rows` only when the caller passed them). */
 export interface WrapCall {
   readonly argv: readonly string[];
   readonly cwd: string;
   readonly tty: boolean;
+  readonly columns?: number;
+  readonly rows?: number;
 }
 
 /**
  * A sandbox that records every `wrap` and marks what it wraps: the host argv becomes
- * `env SANDBOX_MARK=recorder <argv>`, so a child can prove it was started from the wrapped command. It refuses a
- * cwd outside the workspace like every provider. With `hooked`, wrapped commands carry a `signal` hook that
- * records `"<argv[0]>:<signal>"`.
+ * `env SANDBOX_MARK=recorder <argv>`, so a child can prove it was started from the wrapped command, and the wrapped
+ * environment is the given one plus `SANDBOX_ENV=wrapped` minus `DROPPED_BY_SANDBOX`, so a child can prove it got
+ * exactly the wrapped environment. It refuses a cwd outside the workspace like every provider. With `hooked`,
+ * wrapped commands carry a `signal` hook that records `"<argv[0]>:<signal>"`.
  */
 export function recordingSandbox(calls: WrapCall[], hooked?: string[]): Plugin<unknown> {
   return definePlugin({
@@ -90,14 +93,21 @@ export function recordingSandbox(calls: WrapCall[], hooked?: string[]): Plugin<u
         isolated: false,
         workspaceReady: () => Promise.resolve(),
         wrap(argv: readonly string[], options: WrapOptions) {
-          calls.push({ argv: [...argv], cwd: options.cwd, tty: options.tty ?? false });
+          calls.push({
+            argv: [...argv],
+            cwd: options.cwd,
+            tty: options.tty ?? false,
+            ...(options.columns === undefined ? {} : { columns: options.columns }),
+            ...(options.rows === undefined ? {} : { rows: options.rows }),
+          });
           if (!workspace.dirs.some((dir) => isInside(options.cwd, dir))) {
             return Promise.reject(new TerretError("Denied", `Cannot run in "${options.cwd}"`));
           }
+          const { DROPPED_BY_SANDBOX: _dropped, ...env } = options.env ?? {};
           const wrapped = {
             argv: ["env", "SANDBOX_MARK=recorder", ...argv],
             cwd: options.cwd,
-            env: { ...options.env },
+            env: { ...env, SANDBOX_ENV: "wrapped" },
           };
           if (hooked === undefined) return Promise.resolve(wrapped);
           return Promise.resolve({

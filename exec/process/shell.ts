@@ -7,6 +7,7 @@
 import {
   definePlugin,
   defineService,
+  type HostPermissions,
   type Plugin,
   type ServiceKey,
   TerretError,
@@ -14,6 +15,7 @@ import {
 import { AgentDisposed, type Subprocess, SubprocessKey, WorkspaceKey } from "@terret/core";
 import { z } from "zod";
 import { ShellSession } from "./_shell_session.ts";
+import { ptyHostPermissions } from "./_launch.ts";
 
 /** Options of {@linkcode Shell.run}. */
 export interface ShellRunOptions {
@@ -286,8 +288,9 @@ export class ShellSessions implements Shell {
  * `tty: true`. An agent's disposal (`agent/disposed`) kills the session keyed by its id; stopping the row kills
  * every session.
  *
- * **Permissions** (for `trt permissions`): those of the `subprocess` row's `ptySpawn` — `--allow-ffi` (node-pty),
- * unscoped `--allow-read`, `--allow-write` and `--allow-run` — and `bash` reachable on the child's `PATH`.
+ * **Permissions** (for `trt permissions`): those of the `subprocess` row's `ptySpawn`, which every session
+ * needs — `--allow-ffi` scoped to node-pty, unscoped `--allow-read`, `--allow-write` and `--allow-run` (see
+ * `subprocessPlugin`) — and `bash` reachable on the child's `PATH` (inside the container under docker).
  */
 export const shellPlugin: Plugin<ShellConfig> = definePlugin({
   name: "shell",
@@ -295,6 +298,9 @@ export const shellPlugin: Plugin<ShellConfig> = definePlugin({
   inject: [SubprocessKey, WorkspaceKey],
   provides: [ShellKey],
   config: schema,
+  permissions(): HostPermissions {
+    return ptyHostPermissions();
+  },
   apply(ctx, config) {
     const shell = new ShellSessions(
       ctx.get(SubprocessKey),

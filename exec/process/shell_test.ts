@@ -213,8 +213,8 @@ Deno.test("shell: bash starts through the sandbox with a terminal, in the worksp
     new TerretError("Denied", `Cannot run in "/"`),
   );
   assert.deepStrictEqual(calls, [
-    { argv: bashArgv("bash"), cwd: w.dir, tty: true },
-    { argv: bashArgv("bash"), cwd: "/", tty: true },
+    { argv: bashArgv("bash"), cwd: w.dir, tty: true, columns: 200, rows: 50 },
+    { argv: bashArgv("bash"), cwd: "/", tty: true, columns: 200, rows: 50 },
   ]);
 });
 

@@ -4,7 +4,13 @@
  *
  * @module
  */
-import { definePlugin, type Logger, type Plugin, TerretError } from "@terret/hames";
+import {
+  definePlugin,
+  type HostPermissions,
+  type Logger,
+  type Plugin,
+  TerretError,
+} from "@terret/hames";
 import {
   type ChildExit,
   type ChildHandle,
@@ -24,7 +30,7 @@ import { z } from "zod";
 import { HeadTailCapture } from "./_capture.ts";
 import { drain, feed, settleWithin } from "./_pipes.ts";
 import { signalName } from "./_group.ts";
-import { launchPiped, launchPty } from "./_launch.ts";
+import { launchPiped, launchPty, ptyHostPermissions } from "./_launch.ts";
 import { Supervision } from "./_supervise.ts";
 
 /** Config of the `subprocess` row. */
@@ -325,10 +331,11 @@ export class SubprocessRunner implements Subprocess {
  *
  * **Permissions** (for `trt permissions`): `--allow-run` unscoped (spawning whatever the sandbox wraps, and
  * `Deno.kill` on process groups; node-pty silently fails to kill without it); `--allow-env` for the names in
- * `inherit_env` (read once at mount); and, for `ptySpawn` only (loaded on first use), `--allow-ffi` (node-pty's
- * native addon; scopable to the `@lydell/node-pty-<os>-<arch>` directory in the npm cache) plus unscoped
- * `--allow-read` and `--allow-write` (node-pty opens the pty master as a tty stream). A `LD_*`/`DYLD_*` variable
- * in a child's env also needs unscoped `--allow-run`.
+ * `inherit_env` (read once at mount); and, for `ptySpawn` (node-pty, loaded on first use), `--allow-ffi` scoped to
+ * node-pty's package directory plus unscoped `--allow-read` and `--allow-write` (node-pty opens the pty master as
+ * a tty stream, a path-less access). A `LD_*`/`DYLD_*` variable in a child's env also needs unscoped
+ * `--allow-run`. So a host with this row is not file-scoped: Deno's permissions cannot contain it, and the
+ * sandbox row is what contains the programs.
  */
 export const subprocessPlugin: Plugin<SubprocessConfig> = definePlugin({
   name: "subprocess",
@@ -337,6 +344,9 @@ export const subprocessPlugin: Plugin<SubprocessConfig> = definePlugin({
   inject: [SandboxKey],
   provides: [SubprocessKey],
   config: schema,
+  permissions(config): HostPermissions {
+    return { ...ptyHostPermissions(), env: [...config.inherit_env] };
+  },
   apply(ctx, config) {
     const runner = new SubprocessRunner(ctx.get(SandboxKey), config, ctx.logger);
     ctx.effect(() => () => runner.shutdown(), "subprocess shutdown");

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
-import { TerretError } from "@terret/hames";
+import { parseConfig, pluginPermissions, TerretError } from "@terret/hames";
 import { type PtyHandle, SubprocessKey } from "@terret/core";
 import { subprocessPlugin } from "./subprocess.ts";
+import { shellPlugin } from "./shell.ts";
+import { terminalsPlugin } from "./terminals.ts";
 import { truncationMarker } from "./_capture.ts";
 import {
   liveInGroup,
@@ -285,9 +287,42 @@ Deno.test("every spawn goes through sandbox.wrap, and only the wrapped command r
   assert.deepStrictEqual(calls, [
     { argv: ["printenv", "SANDBOX_MARK"], cwd: w.dir, tty: false },
     { argv: ["printenv", "SANDBOX_MARK"], cwd: w.dir, tty: false },
-    { argv: ["printenv", "SANDBOX_MARK"], cwd: w.dir, tty: true },
+    { argv: ["printenv", "SANDBOX_MARK"], cwd: w.dir, tty: true, columns: 80, rows: 24 },
     { argv: ["true"], cwd: "/", tty: false },
   ]);
+});
+
+Deno.test("children get exactly the wrapped environment, and a pty its size through wrap", async () => {
+  const calls: WrapCall[] = [];
+  await using w = await mountWorld({
+    sandbox: { plugin: recordingSandbox(calls) },
+    rows: [{
+      id: "subprocess",
+      plugin: subprocessPlugin,
+      config: { inherit_env: ["PATH"], env: { FIXED: "1" } },
+    }],
+  });
+  const subprocess = w.ctx.get(SubprocessKey);
+  Deno.env.set("TERRET_HOST_CANARY", "leaked");
+  try {
+    const env = { CALLER: "2", DROPPED_BY_SANDBOX: "3" };
+    const ran = await subprocess.run(["env"], { cwd: w.dir, env });
+    const pty = await subprocess.ptySpawn(["env"], { cwd: w.dir, env, cols: 91, rows: 33 });
+    const out = collect(pty);
+    await pty.exited;
+    const names = (text: string) =>
+      text.split(/\r?\n/).filter((line) => line !== "").map((line) => line.split("=")[0]).sort();
+    const common = ["CALLER", "FIXED", "PATH", "SANDBOX_ENV", "SANDBOX_MARK"];
+    assert.deepStrictEqual(names(ran.stdout), common);
+    // node-pty adds PWD (the cwd) and TERM (the terminal type) to the environment it is given.
+    assert.deepStrictEqual(names(out.text()), [...common, "PWD", "TERM"].sort());
+    assert.deepStrictEqual(calls.map(({ tty, columns, rows }) => ({ tty, columns, rows })), [
+      { tty: false, columns: undefined, rows: undefined },
+      { tty: true, columns: 91, rows: 33 },
+    ]);
+  } finally {
+    Deno.env.delete("TERRET_HOST_CANARY");
+  }
 });
 
 Deno.test("killing a group also calls the wrapped command's signal hook, SIGTERM then SIGKILL", async () => {
@@ -356,3 +391,24 @@ async function exists(path: string): Promise<boolean> {
     return false;
   }
 }
+
+Deno.test("the process rows ask for what node-pty and process groups need: ffi scoped, the rest unscoped", () => {
+  const addon = import.meta.resolve("@lydell/node-pty");
+  const scope = new URL(addon).pathname.replace(/\/@lydell\/.*$/, "/@lydell");
+  const pty = { ffi: [scope], read: true, write: true, run: true };
+  assert.deepStrictEqual(
+    pluginPermissions(
+      subprocessPlugin,
+      parseConfig(subprocessPlugin, { inherit_env: ["PATH", "LANG"] }, "subprocess"),
+    ),
+    { ...pty, env: ["PATH", "LANG"] },
+  );
+  assert.deepStrictEqual(
+    pluginPermissions(shellPlugin, parseConfig(shellPlugin, {}, "shell")),
+    pty,
+  );
+  assert.deepStrictEqual(
+    pluginPermissions(terminalsPlugin, parseConfig(terminalsPlugin, {}, "terminals")),
+    pty,
+  );
+});

@@ -7,6 +7,7 @@
 import {
   definePlugin,
   defineService,
+  type HostPermissions,
   type Plugin,
   type ServiceKey,
   TerretError,
@@ -21,6 +22,7 @@ import {
 } from "@terret/core";
 import { z } from "zod";
 import { TailBuffer } from "./_capture.ts";
+import { ptyHostPermissions } from "./_launch.ts";
 
 /** Options of {@linkcode Terminals.open}. */
 export interface TerminalOpenOptions {
@@ -334,8 +336,9 @@ function info(entry: Entry): TerminalInfo {
  * agent's disposal (`agent/disposed`) closes the terminals it owns (owner = agent id); stopping the row closes
  * every terminal.
  *
- * **Permissions** (for `trt permissions`): those of the `subprocess` row's `ptySpawn` — `--allow-ffi` (node-pty),
- * unscoped `--allow-read`, `--allow-write` and `--allow-run`.
+ * **Permissions** (for `trt permissions`): those of the `subprocess` row's `ptySpawn`, which every terminal
+ * needs — `--allow-ffi` scoped to node-pty, unscoped `--allow-read`, `--allow-write` and `--allow-run` (see
+ * `subprocessPlugin`).
  */
 export const terminalsPlugin: Plugin<TerminalsConfig> = definePlugin({
   name: "terminals",
@@ -343,6 +346,9 @@ export const terminalsPlugin: Plugin<TerminalsConfig> = definePlugin({
   inject: [SubprocessKey, WorkspaceKey],
   provides: [TerminalsKey],
   config: schema,
+  permissions(): HostPermissions {
+    return ptyHostPermissions();
+  },
   apply(ctx, config) {
     const terminals = new TerminalRegistry(
       ctx.get(SubprocessKey),

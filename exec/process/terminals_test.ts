@@ -165,5 +165,7 @@ Deno.test("terminals: programs start through the sandbox with a terminal", async
   const terminals = w.ctx.get(TerminalsKey);
   await terminals.open("a", "mark", ["printenv", "SANDBOX_MARK"]);
   await readUntil(terminals, "a", "mark", "recorder\r\n");
-  assert.deepStrictEqual(calls, [{ argv: ["printenv", "SANDBOX_MARK"], cwd: w.dir, tty: true }]);
+  assert.deepStrictEqual(calls, [
+    { argv: ["printenv", "SANDBOX_MARK"], cwd: w.dir, tty: true, columns: 120, rows: 40 },
+  ]);
 });

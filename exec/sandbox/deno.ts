@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { definePlugin, type Plugin, TerretError } from "@terret/hames";
+import { definePlugin, type HostPermissions, type Plugin, TerretError } from "@terret/hames";
 import {
   type Sandbox,
   SandboxKey,
@@ -21,6 +21,7 @@ import { checkArgv, checkEnv, containedCwd } from "./_wrap_checks.ts";
 import { type DenoProgram, parseDenoProgram } from "./_deno_program.ts";
 import { findEscapingLink } from "./_symlink_scan.ts";
 import { hostEnv, resolveExecutable, runHostCommand } from "./_host_command.ts";
+import { grantedDirs } from "../workspace.ts";
 
 /** Environment names a program may not set: they steer the Deno runtime itself or the dynamic loader. */
 const RUNTIME_ENV =
@@ -269,7 +270,15 @@ const schema: z.ZodType<DenoSandboxConfig> = z.strictObject({
   ),
 });
 
-/** Provides the `deno` sandbox over the granted workspace. There is no `allow_run` or `allow_ffi` on purpose. */
+/**
+ * Provides the `deno` sandbox over the granted workspace. There is no `allow_run` or `allow_ffi` on purpose.
+ *
+ * **Permissions**: run of the Deno binary (the one running Terret unless `deno` is set); read of the workspace
+ * directories (cwds and entries are resolved, the workspace is scanned for links leading out) and of a configured
+ * binary, which a bare name looks up on `PATH` (that needs read of every `PATH` directory: only an absolute
+ * `deno:` keeps read scoped); the variables locating Deno's cache (`HOME`, `DENO_DIR`, `XDG_CACHE_HOME`) and those
+ * passed to the runtime (`HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`, `NPM_CONFIG_REGISTRY`, `DENO_CERT`).
+ */
 export const denoSandboxPlugin: Plugin<DenoSandboxConfig> = definePlugin({
   name: "sandbox-deno",
   description:
@@ -277,6 +286,17 @@ export const denoSandboxPlugin: Plugin<DenoSandboxConfig> = definePlugin({
   inject: [WorkspaceKey],
   provides: [SandboxKey],
   config: schema,
+  permissions(config, deps): HostPermissions {
+    const dirs = grantedDirs(deps);
+    const bare = config.deno !== undefined && !config.deno.includes("/");
+    return {
+      run: [config.deno ?? Deno.execPath()],
+      read: bare || dirs === true
+        ? true
+        : [...dirs, ...(config.deno === undefined ? [] : [config.deno])],
+      env: ["HOME", "DENO_DIR", "XDG_CACHE_HOME", ...RUNTIME_HOST_ENV, ...(bare ? ["PATH"] : [])],
+    };
+  },
   apply(ctx, config) {
     ctx.provide(
       SandboxKey,

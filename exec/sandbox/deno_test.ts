@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { createContext, Loader, TerretError } from "@terret/hames";
-import { SandboxKey } from "@terret/core";
+import { createContext, Loader, parseConfig, pluginPermissions, TerretError } from "@terret/hames";
+import { SandboxKey, WorkspaceKey } from "@terret/core";
 import { runSandboxConformance } from "../../tests/conformance/sandbox_provider.ts";
 import { workspacePlugin } from "../workspace.ts";
 import { DenoSandbox, denoSandboxPlugin } from "./deno.ts";
@@ -252,4 +252,33 @@ Deno.test("the sandbox-deno row has no allow_run or allow_ffi to configure", asy
   ]);
   const sandbox = ctx2.get(SandboxKey);
   assert.deepStrictEqual([sandbox.name, sandbox.isolated], ["deno", true]);
+});
+
+Deno.test("the sandbox-deno row asks to run its Deno, read the workspace and the cache's variables", () => {
+  const grant = (config: unknown) =>
+    pluginPermissions(denoSandboxPlugin, parseConfig(denoSandboxPlugin, config, "sandbox"), {
+      provider: (key) =>
+        key === WorkspaceKey ? { plugin: "workspace", config: { dirs: ["/srv/ws"] } } : undefined,
+    });
+  const env = [
+    "HOME",
+    "DENO_DIR",
+    "XDG_CACHE_HOME",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "NPM_CONFIG_REGISTRY",
+    "DENO_CERT",
+  ];
+  assert.deepStrictEqual(grant({}), { run: [Deno.execPath()], read: ["/srv/ws"], env });
+  assert.deepStrictEqual(grant({ deno: "/opt/deno" }), {
+    run: ["/opt/deno"],
+    read: ["/srv/ws", "/opt/deno"],
+    env,
+  });
+  assert.deepStrictEqual(grant({ deno: "deno" }), {
+    run: ["deno"],
+    read: true,
+    env: [...env, "PATH"],
+  });
 });

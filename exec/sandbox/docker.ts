@@ -4,7 +4,13 @@
  *
  * @module
  */
-import { definePlugin, type Logger, type Plugin, TerretError } from "@terret/hames";
+import {
+  definePlugin,
+  type HostPermissions,
+  type Logger,
+  type Plugin,
+  TerretError,
+} from "@terret/hames";
 import {
   type Sandbox,
   SandboxKey,
@@ -15,6 +21,7 @@ import {
 import { z } from "zod";
 import { checkArgv, checkEnv, containedCwd } from "./_wrap_checks.ts";
 import { hostEnv, randomId, resolveExecutable, runHostCommand } from "./_host_command.ts";
+import { grantedDirs } from "../workspace.ts";
 
 /** The image used when none is configured: the one `tests/docker/make_image.sh` builds without a registry. */
 export const DEFAULT_SANDBOX_IMAGE = "terret/sandbox:test";
@@ -24,24 +31,32 @@ const RUN_DIR = "/run/terret";
 
 /**
  * Runs inside the container in front of every program: records the process group (its own pid; every `docker
- * exec` is a session leader), applies the terminal size, runs the program, and removes the record. It catches
- * SIGTERM (a handler, which the program does not inherit, unlike an ignored signal) so that a group SIGTERM lets
- * the program clean up and the exec ends with the program's own status instead of the wrapper's.
+ * exec` is a session and group leader), applies the terminal size, and runs the program. It catches SIGTERM (a
+ * handler, which the program does not inherit, unlike an ignored signal) so that a group SIGTERM lets the program
+ * clean up and the exec ends with the program's own status instead of the wrapper's. When the program has exited
+ * it kills whatever is left of its session (orphaned work, as the subprocess seam does with a host group whose
+ * leader exited) and removes the record, unless a SIGTERM came: then the SIGKILL that always follows removes it,
+ * finding it at once instead of waiting for a record that was already gone.
  * Arguments: id, columns, rows, then the program's argv.
  */
 const EXEC_WRAPPER =
-  `trap : TERM; id=$1; cols=$2; rows=$3; shift 3; f=${RUN_DIR}/$id.pid; echo $$ > "$f"; ` +
+  `t=; trap t=1 TERM; id=$1; cols=$2; rows=$3; shift 3; f=${RUN_DIR}/$id.pid; echo $$ > "$f"; ` +
   `if [ -n "$cols" ]; then stty cols "$cols" rows "$rows" 2>/dev/null; fi; ` +
-  `"$@"; s=$?; rm -f "$f"; exit $s`;
+  `"$@"; s=$?; ` +
+  `for p in $(ps -o pid= -s $$ 2>/dev/null); do [ "$p" = $$ ] || kill -KILL "$p" 2>/dev/null; done; ` +
+  `[ -n "$t" ] || rm -f "$f"; exit $s`;
 
 /**
  * Signals the process group an exec recorded (waiting up to a second for the record, in case the program is only
- * starting). Arguments: id, signal name.
+ * starting); SIGKILL also reaches every process left in the exec's session (jobs an interactive shell put in
+ * groups of their own) and removes the record. Arguments: id, signal name.
  */
 const KILL_SCRIPT = `f=${RUN_DIR}/$1.pid; i=0; ` +
   `while [ ! -s "$f" ] && [ $i -lt 50 ]; do sleep 0.02; i=$((i+1)); done; ` +
-  `[ -s "$f" ] || exit 0; kill -$2 -$(cat "$f") 2>/dev/null; ` +
-  `if [ "$2" = KILL ]; then rm -f "$f"; fi; exit 0`;
+  `[ -s "$f" ] || exit 0; p=$(cat "$f"); kill -$2 -$p 2>/dev/null; ` +
+  `if [ "$2" = KILL ]; then ` +
+  `for q in $(ps -o pid= -s $p 2>/dev/null); do kill -KILL "$q" 2>/dev/null; done; rm -f "$f"; fi; ` +
+  `exit 0`;
 
 /** The docker CLI's own environment variables, passed from the host so the CLI reaches the same engine. */
 const CLIENT_ENV = [
@@ -85,11 +100,12 @@ export interface DockerSandboxOptions {
  * The docker provider. `workspaceReady` starts the container (`docker run -d --init`, `--network none` unless
  * configured, the host's uid:gid, every workspace directory bind-mounted at its real path, optional
  * `--memory/--cpus/--pids-limit`); `wrap` returns `docker exec -i [-t] -w <cwd> [-e NAME…] <container> …` and a
- * `signal` hook that signals the program's process group inside the container (killing the host `docker exec`
- * client does not stop it); `dispose` removes the container.
+ * `signal` hook that signals the program's process group inside the container, and with SIGKILL its whole session
+ * (killing the host `docker exec` client does not stop it); `dispose` removes the container. When a program exits
+ * on its own, what is left of its session in the container is killed.
  *
  * The program's environment crosses with `-e NAME` (the value travels in the CLI's environment, not its argv).
- * Limits: a program that calls `setsid` inside the container leaves its group and outlives the signal hook until
+ * Limits: a program that calls `setsid` inside the container leaves its session and outlives the signal hook until
  * the container is removed; the container is not recreated if something outside removes it.
  */
 export class DockerSandbox implements Sandbox, AsyncDisposable {
@@ -191,7 +207,11 @@ export class DockerSandbox implements Sandbox, AsyncDisposable {
     };
   }
 
-  /** The `docker run` arguments that start the container (after `docker`). */
+  /**
+   * The `docker run` arguments that start the container (after `docker`).
+   *
+   * @throws {TerretError} `SandboxUnavailable` when `user` is not set and the host's uid:gid cannot be read
+   */
   runArgs(): string[] {
     const o = this.#options;
     const args = ["run", "-d", "--init", "--name", this.#containerName];
@@ -308,6 +328,12 @@ const schema: z.ZodType<DockerSandboxConfig> = z.object({
 /**
  * Provides the `docker` sandbox over the granted workspace; the container starts on the first `workspaceReady`
  * and is removed when the row is unloaded (shutdown, reconfigure, a replaced workspace).
+ *
+ * **Permissions**: run of the `docker` CLI; the docker CLI's variables (`DOCKER_HOST`, `DOCKER_CONTEXT`,
+ * `DOCKER_CERT_PATH`, `DOCKER_TLS_VERIFY`, `DOCKER_API_VERSION`, `DOCKER_CONFIG`) and `HOME` (where its config
+ * lives); read of the workspace directories (a cwd is resolved and checked) and of the CLI, looked up on `PATH`
+ * when `docker` is a bare name — which needs read of every `PATH` directory, so only an absolute `docker:` keeps
+ * read scoped; `--allow-sys=uid,gid` unless `user` is set (the container runs as the host's uid:gid).
  */
 export const dockerSandboxPlugin: Plugin<DockerSandboxConfig> = definePlugin({
   name: "sandbox-docker",
@@ -316,6 +342,16 @@ export const dockerSandboxPlugin: Plugin<DockerSandboxConfig> = definePlugin({
   inject: [WorkspaceKey],
   provides: [SandboxKey],
   config: schema,
+  permissions(config, deps): HostPermissions {
+    const dirs = grantedDirs(deps);
+    const bare = !config.docker.includes("/");
+    return {
+      run: [config.docker],
+      env: [...CLIENT_ENV, "DOCKER_CONFIG", "HOME", ...(bare ? ["PATH"] : [])],
+      read: bare || dirs === true ? true : [config.docker, ...dirs],
+      ...(config.user === undefined ? { sys: ["uid", "gid"] } : {}),
+    };
+  },
   apply(ctx, config) {
     const sandbox = new DockerSandbox({
       dirs: ctx.get(WorkspaceKey).dirs,
@@ -368,12 +404,26 @@ export function clientEnv(): Record<string, string> {
   return env;
 }
 
+/**
+ * The host's `uid:gid`, or null where the platform has none.
+ *
+ * @throws {TerretError} `SandboxUnavailable` when the host may not read them: running as the image's user (root)
+ *   instead would be a silent escalation
+ */
 function hostUser(): string | null {
+  let uid: number | null;
+  let gid: number | null;
   try {
-    const uid = Deno.uid();
-    const gid = Deno.gid();
-    return uid === null || gid === null ? null : `${uid}:${gid}`;
-  } catch {
-    return null;
+    uid = Deno.uid();
+    gid = Deno.gid();
+  } catch (error) {
+    throw new TerretError(
+      "SandboxUnavailable",
+      `Cannot start the docker sandbox as the host's user: cannot read its uid and gid (${
+        (error as Error).message
+      }); grant --allow-sys=uid,gid or set the row's user`,
+      { cause: error },
+    );
   }
+  return uid === null || gid === null ? null : `${uid}:${gid}`;
 }

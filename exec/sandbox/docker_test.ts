@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { createContext, Loader, TerretError } from "@terret/hames";
-import { SandboxKey } from "@terret/core";
+import { createContext, Loader, parseConfig, pluginPermissions, TerretError } from "@terret/hames";
+import { SandboxKey, WorkspaceKey } from "@terret/core";
 import { runSandboxConformance } from "../../tests/conformance/sandbox_provider.ts";
 import { dockerLane } from "../../tests/docker/lane.ts";
 import { workspacePlugin } from "../workspace.ts";
@@ -350,10 +350,124 @@ Deno.test({
       await child.stdin.close();
       const [status, stderr] = await Promise.all([child.status, new Response(child.stderr).text()]);
       assert.deepStrictEqual([out, status.code, stderr], ["ready\ncleaning\ncleaned\n", 5, ""]);
+      const id = wrapped.argv[wrapped.argv.indexOf("terret-exec") + 1];
+      const kept = await docker("exec", sandbox.container, "ls", "/run/terret");
+      assert.deepStrictEqual(
+        [kept.code, kept.stdout],
+        [0, `${id}.pid\n`],
+        "after a SIGTERM the record waits for the SIGKILL that follows",
+      );
+      await wrapped.signal!("SIGKILL");
       const left = await docker("exec", sandbox.container, "ls", "/run/terret");
       assert.deepStrictEqual([left.code, left.stdout], [0, ""], "the exec's record is gone");
     } finally {
       await Deno.remove(root, { recursive: true });
     }
+  },
+});
+
+Deno.test({
+  name:
+    "the docker sandbox kills a program's leftovers when it exits, and SIGKILL reaches its whole session",
+  ignore: lane.skip !== undefined,
+  async fn() {
+    const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-dockersess-" }));
+    await using sandbox = new DockerSandbox({ dirs: [root], image: lane.image });
+    const sleeping = async (marker: string) => {
+      const out = await docker("exec", sandbox.container, "ps", "-eo", "args=");
+      return out.stdout.split("\n").filter((line) => line === `sleep ${marker}`);
+    };
+    try {
+      // A background process that ignores SIGTERM and holds the exec's stdout open: the exec ends only because
+      // the wrapper kills it once bash has exited.
+      const orphaning = await sandbox.wrap([
+        "bash",
+        "-c",
+        "trap '' TERM; sleep 777001 & echo started",
+      ], { cwd: root });
+      assert.deepStrictEqual(await run(orphaning.argv, orphaning.env, orphaning.cwd), {
+        code: 0,
+        stdout: "started\n",
+        stderr: "",
+      });
+      assert.deepStrictEqual(await sleeping("777001"), []);
+
+      // `set -m` puts the job in a process group of its own: the group SIGKILL misses it, the session sweep not.
+      const jobs = await sandbox.wrap([
+        "bash",
+        "-c",
+        "set -m; sleep 777002 & echo started; wait",
+      ], { cwd: root });
+      const child = new Deno.Command(jobs.argv[0]!, {
+        args: jobs.argv.slice(1),
+        cwd: jobs.cwd,
+        env: { ...jobs.env },
+        clearEnv: true,
+        detached: true,
+        stdin: "null",
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+      const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+      let out = "";
+      while (!out.includes("started\n")) out += (await reader.read()).value ?? "";
+      assert.deepStrictEqual(await sleeping("777002"), ["sleep 777002"]);
+      await jobs.signal!("SIGKILL");
+      await reader.cancel();
+      assert.equal((await child.status).code, 137, "the exec ended with its killed wrapper");
+      assert.deepStrictEqual(await sleeping("777002"), []);
+      const left = await docker("exec", sandbox.container, "ls", "/run/terret");
+      assert.deepStrictEqual([left.code, left.stdout], [0, ""]);
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test("the sandbox-docker row asks for the docker CLI, its variables, the workspace and the host's ids", () => {
+  const grant = (config: unknown) =>
+    pluginPermissions(dockerSandboxPlugin, parseConfig(dockerSandboxPlugin, config, "sandbox"), {
+      provider: (key) =>
+        key === WorkspaceKey ? { plugin: "workspace", config: { dirs: ["/srv/ws"] } } : undefined,
+    });
+  const client = [
+    "DOCKER_HOST",
+    "DOCKER_CONTEXT",
+    "DOCKER_CERT_PATH",
+    "DOCKER_TLS_VERIFY",
+    "DOCKER_API_VERSION",
+    "DOCKER_CONFIG",
+    "HOME",
+  ];
+  // A bare name is looked up on PATH: every PATH directory is read, which cannot be scoped.
+  assert.deepStrictEqual(grant({}), {
+    run: ["docker"],
+    env: [...client, "PATH"],
+    read: true,
+    sys: ["uid", "gid"],
+  });
+  assert.deepStrictEqual(grant({ docker: "/usr/bin/docker", user: "1000:1000" }), {
+    run: ["/usr/bin/docker"],
+    env: client,
+    read: ["/usr/bin/docker", "/srv/ws"],
+  });
+  assert.deepStrictEqual(grant({ docker: "/usr/bin/docker", user: null }).sys, undefined);
+});
+
+Deno.test({
+  name:
+    "a docker sandbox that may not read the host's uid refuses to start rather than run as root",
+  permissions: { sys: false, read: true, run: true, env: true },
+  async fn() {
+    const sandbox = new DockerSandbox({ dirs: [], docker: "/bin/false" });
+    await assert.rejects(
+      sandbox.workspaceReady(),
+      (error: unknown) =>
+        error instanceof TerretError && error.code === "SandboxUnavailable" &&
+        error.message.startsWith(
+          "Cannot start the docker sandbox as the host's user: cannot read its uid and gid (",
+        ) && error.message.endsWith("); grant --allow-sys=uid,gid or set the row's user"),
+    );
+    await sandbox.dispose();
   },
 });

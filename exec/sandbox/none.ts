@@ -3,10 +3,11 @@
  *
  * @module
  */
-import { definePlugin, type Plugin } from "@terret/hames";
+import { definePlugin, type HostPermissions, type Plugin } from "@terret/hames";
 import { type Sandbox, SandboxKey, WorkspaceKey, type WrappedCommand } from "@terret/core";
 import { z } from "zod";
 import { checkArgv, checkEnv, containedCwd } from "./_wrap_checks.ts";
+import { grantedDirs } from "../workspace.ts";
 
 /** Config of the `none` provider. */
 export interface NoneSandboxConfig {
@@ -36,6 +37,10 @@ export function createNoneSandbox(dirs: readonly string[]): Sandbox {
 /**
  * Runs programs on the host unchanged (`isolated: false`). It still refuses a `cwd` outside the granted
  * workspaces. The row must say `acknowledge_unsandboxed: true`, so nobody runs unsandboxed by accident.
+ *
+ * **Permissions**: read of the workspace directories (a cwd is resolved and checked). Running the programs is the
+ * `subprocess` row's grant; under `none` they run with the host user's full authority, outside Deno's
+ * permissions (Deno does not sandbox what `--allow-run` starts).
  */
 export const noneSandboxPlugin: Plugin<NoneSandboxConfig> = definePlugin({
   name: "sandbox-none",
@@ -47,6 +52,10 @@ export const noneSandboxPlugin: Plugin<NoneSandboxConfig> = definePlugin({
       "Required: programs run on the host, uncontained",
     ),
   }),
+  permissions(_config, deps): HostPermissions {
+    const dirs = grantedDirs(deps);
+    return { read: dirs === true ? true : [...dirs] };
+  },
   apply(ctx) {
     ctx.provide(SandboxKey, createNoneSandbox(ctx.get(WorkspaceKey).dirs));
   },

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { createContext, Loader } from "@terret/hames";
-import { SandboxKey } from "@terret/core";
+import { createContext, Loader, parseConfig, pluginPermissions } from "@terret/hames";
+import { SandboxKey, WorkspaceKey } from "@terret/core";
 import { runSandboxConformance } from "../../tests/conformance/sandbox_provider.ts";
 import { workspacePlugin } from "../workspace.ts";
 import { createNoneSandbox, noneSandboxPlugin } from "./none.ts";
@@ -54,4 +54,15 @@ Deno.test("the none row needs acknowledge_unsandboxed and wraps argv unchanged",
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+});
+
+Deno.test("the sandbox-none row asks to read the workspace only (the programs are the subprocess row's grant)", () => {
+  const config = parseConfig(noneSandboxPlugin, { acknowledge_unsandboxed: true }, "sandbox");
+  assert.deepStrictEqual(
+    pluginPermissions(noneSandboxPlugin, config, {
+      provider: (key) =>
+        key === WorkspaceKey ? { plugin: "workspace", config: { dirs: ["/srv/ws"] } } : undefined,
+    }),
+    { read: ["/srv/ws"] },
+  );
 });

@@ -39,7 +39,7 @@ export async function doctorVerb(context: VerbContext): Promise<number> {
   );
   for (const finding of findings) {
     const subject = finding.row === undefined ? finding.check : `${finding.check} ${finding.row}`;
-    io.stdout(`${finding.level.padEnd(7)}${subject}: ${finding.message}\n`);
+    io.stdout(`${finding.level.padEnd(8)}${subject}: ${finding.message}\n`);
   }
   const errors = findings.filter((finding) => finding.level === "error").length;
   const warnings = findings.filter((finding) => finding.level === "warning").length;
@@ -74,5 +74,5 @@ export async function profilePlan(
     env: context.io.env,
     allowConfigCode: context.allowConfigCode,
   });
-  return planPermissions(profile, prepared);
+  return planPermissions(profile, prepared, { env: context.io.env });
 }

@@ -5,13 +5,15 @@
  * @module
  */
 import { COMPOSITION_CHECKS, type DoctorCheck } from "@terret/terret";
+import { sandboxCheck } from "./sandbox_check.ts";
 import { runTrt } from "./trt.ts";
 
 /**
- * The doctor checks `trt` runs, in order. The execution world appends its sandbox check here (an `atServe` check,
- * so `serve` also says when no isolating provider works on this machine and which row to patch).
+ * The doctor checks `trt` runs, in order: the composition checks, then the execution world's sandbox check (an
+ * `atServe` check, so `serve` also says when the sandbox row's provider cannot run on this machine and which row
+ * to patch).
  */
-export const TRT_CHECKS: readonly DoctorCheck[] = [...COMPOSITION_CHECKS];
+export const TRT_CHECKS: readonly DoctorCheck[] = [...COMPOSITION_CHECKS, sandboxCheck];
 
 /** Runs `trt` with `Deno.args` and exits the process with its code. */
 export async function runTrtProcess(): Promise<never> {

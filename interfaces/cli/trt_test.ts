@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { parseConfig, pluginPermissions } from "@terret/hames";
+import { shellPlugin } from "@terret/exec";
 import { runTrt, type TrtIo } from "./mod.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -85,21 +87,41 @@ Deno.test("every verb has --help; acp says it is not available yet and exits 2",
   ]);
 });
 
-Deno.test("trt permissions prints the headless profile's flags: only what trt needs while every row is disabled", async () => {
+Deno.test("trt permissions prints the headless profile's flags: the exec rows' grants and what trt needs", async () => {
   await using home = await tempHome({});
   const [code, out, err] = await trt(["permissions"], io({ TERRET_HOME: home.dir }));
   assert.equal(err, "");
   assert.equal(code, 0);
+  // node-pty's package directory, as the exec rows scope --allow-ffi (pinned in exec's subprocess test).
+  const [ffi] = pluginPermissions(shellPlugin, parseConfig(shellPlugin, {}, "shell"))
+    .ffi as string[];
   assert.equal(
     out,
-    `--allow-read=${ROOT}bundles/base.yml,${ROOT}bundles/profiles/headless\n--ignore-env=LOG_STREAM,LOG_TOKENS\n`,
+    [
+      // node-pty (subprocess, shell, terminals) opens the pty master as a path-less tty stream and kills
+      // process groups; the sandbox row looks the bare `docker` name up on PATH.
+      "--allow-read",
+      "--allow-write",
+      "--allow-env=DOCKER_API_VERSION,DOCKER_CERT_PATH,DOCKER_CONFIG,DOCKER_CONTEXT,DOCKER_HOST,DOCKER_TLS_VERIFY,HOME,LANG,LC_ALL,LC_CTYPE,LOGNAME,PATH,TMPDIR,TZ,USER",
+      "--allow-run",
+      `--allow-ffi=${ffi}`,
+      "--allow-sys=gid,uid",
+      "--ignore-env=LOG_STREAM,LOG_TOKENS",
+      "",
+    ].join("\n"),
   );
   const [, json] = await trt(["permissions", "--json", "--home", home.dir], io());
   assert.deepStrictEqual(JSON.parse(json).grants.read, {
-    unscoped: false,
-    unscopedBy: [],
+    unscoped: true,
+    unscopedBy: ["sandbox", "subprocess", "shell", "terminals"],
     scopes: [`${ROOT}bundles/base.yml`, `${ROOT}bundles/profiles/headless`],
     by: { [`${ROOT}bundles/base.yml`]: ["trt"], [`${ROOT}bundles/profiles/headless`]: ["trt"] },
+  });
+  assert.deepStrictEqual(JSON.parse(json).grants.sys, {
+    unscoped: false,
+    unscopedBy: [],
+    scopes: ["gid", "uid"],
+    by: { gid: ["sandbox"], uid: ["sandbox"] },
   });
 });
 
@@ -162,9 +184,9 @@ Deno.test("trt dump-config prints the annotated tree and trt doctor reports a cl
     0,
     [
       `profile "dev" (${home.dir}/profiles/dev/profile.yml)`,
-      "ok     rows greeter: ok (greeter)",
-      "ok     rows shouter: ok (shouter)",
-      "ok     permissions: every grant is scoped",
+      "ok      rows greeter: ok (greeter)",
+      "ok      rows shouter: ok (shouter)",
+      "ok      permissions: every grant is scoped",
       "",
     ].join("\n"),
     "trt doctor: no errors, 0 warnings\n",
@@ -176,7 +198,7 @@ Deno.test("trt dump-config prints the annotated tree and trt doctor reports a cl
   assert.equal(failing, 2);
   assert.equal(
     report.split("\n")[1],
-    `error  rows greeter: Cannot resolve "!env GREETING" at row "greeter" key "config.greeting" (home patch "${home.dir}/patch.yml" line 2): the variable is not set`,
+    `error   rows greeter: Cannot resolve "!env GREETING" at row "greeter" key "config.greeting" (home patch "${home.dir}/patch.yml" line 2): the variable is not set`,
   );
   assert.equal(summary, "trt doctor: 1 error, 0 warnings\n");
 });

@@ -29,14 +29,16 @@ if [[ "${FORCE:-0}" != "1" ]] && docker image inspect "$TAG" >/dev/null 2>&1; th
   exit 0
 fi
 
-# Programs that must be present; the build fails if the host lacks one.
+# Programs that must be present; the build fails if the host lacks one. `stty`: the docker provider's exec wrapper
+# sets the terminal size with it and the persistent shell turns echo off with it (without it the shell's own
+# command lines would come back as output). `ps`: the docker lanes count the processes left in the container.
 REQUIRED=(
   bash sh cat ls id env sleep true false echo mkdir rm grep head tail wc kill setsid
-  readlink stat touch printf sed pwd
+  readlink stat touch printf sed pwd stty ps
 )
 # Nice to have; skipped quietly when the host lacks them.
 OPTIONAL=(
-  ps cp mv ln chmod chown uname tty stty date sort uniq tr cut dirname basename find xargs
+  cp mv ln chmod chown uname tty date sort uniq tr cut dirname basename find xargs
   timeout tee seq nohup realpath mktemp test "[" expr hostname whoami sh dash rmdir du df tac
   nproc yes base64 md5sum sha256sum diff cmp
 )

@@ -1,27 +1,29 @@
 /**
- * The docker lane of the process seams: run, pty and shell through a docker `Sandbox`, with timeouts reaching the
- * process tree inside the container. Uses the minimal provider in `_docker_sandbox.ts` until the real one is
- * merged. Skips loudly without an engine or the image (`tests/docker/start_dockerd.sh`,
- * `tests/docker/make_image.sh`).
+ * The docker lane of the process seams: run, pty and shell through the `sandbox-docker` row, with timeouts reaching
+ * the process tree inside the container. Skips loudly without an engine (`tests/docker/start_dockerd.sh`); builds
+ * the image when only it is missing (`tests/docker/make_image.sh`).
  */
 import assert from "node:assert/strict";
 import { createContext, Loader } from "@terret/hames";
 import { SubprocessKey } from "@terret/core";
-import { ShellKey, shellPlugin, subprocessPlugin, workspacePlugin } from "@terret/exec";
-import { dockerUnavailable, minimalDockerSandbox } from "./_docker_sandbox.ts";
+import {
+  dockerSandboxPlugin,
+  ShellKey,
+  shellPlugin,
+  subprocessPlugin,
+  workspacePlugin,
+} from "@terret/exec";
+import { dockerLane } from "../docker/lane.ts";
 
-const unavailable = await dockerUnavailable();
-if (unavailable !== undefined) {
-  // deno-lint-ignore no-console
-  console.warn(`SKIPPING the docker lane of the process seams: ${unavailable}`);
-}
+const lane = await dockerLane();
+const unavailable = lane.skip;
 
 async function dockerWorld() {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-docker-procs-" }));
   const ctx = createContext({ mode: "test" });
   await new Loader(ctx).load([
     { id: "workspace", plugin: workspacePlugin, config: { dirs: [dir] } },
-    { id: "sandbox", plugin: minimalDockerSandbox },
+    { id: "sandbox", plugin: dockerSandboxPlugin, config: { image: lane.image } },
     { id: "subprocess", plugin: subprocessPlugin, config: { kill_grace_ms: 300 } },
     { id: "shell", plugin: shellPlugin, config: {} },
   ]);

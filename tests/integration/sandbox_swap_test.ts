@@ -1,79 +1,89 @@
 /**
- * One row moves the execution world: the same consumer code (an fs write, then a program run through
- * `sandbox.wrap`) booted with `sandbox: none` runs on the host, and with only the `sandbox` row replaced by the
- * docker provider runs in the container (another mount namespace), seeing the very bytes the fs seam wrote. (The persistent shell and the
- * PTY join this test once the subprocess seam lands.)
+ * The seed's acceptance, in Deno: one appended patch row (`sandbox` → docker) moves a shell command, a file
+ * written by the fs seam and a PTY into the container together, with no change to the code that uses them.
+ *
+ * The shipped `base` bundle is booted twice through `Terret.boot`: with the profile's patch (a temp workspace,
+ * `sandbox-none` acknowledged), then with the same profile plus a `--patch` file holding one row that puts
+ * `sandbox` on the docker provider. The same probe code (`tests/fixtures/exec/world_probe.ts`) runs on both boots.
+ * Container membership is shown by the mount namespace (this machine's own image has a `/.dockerenv`, so that file
+ * alone cannot tell host from container here: it is asserted where it discriminates, against the host's), the
+ * container's hostname, and the same bytes seen on both sides of the boundary.
  */
 import assert from "node:assert/strict";
-import { type Context, createContext, Loader, type Row } from "@terret/hames";
-import { SandboxKey } from "@terret/core";
-import {
-  dockerSandboxPlugin,
-  FsKey,
-  fsPlugin,
-  noneSandboxPlugin,
-  workspacePlugin,
-} from "@terret/exec";
+import { Terret } from "@terret/terret";
 import { dockerLane } from "../docker/lane.ts";
+import { writeTree } from "../fixtures/composition/tree.ts";
+import { exerciseWorld, NOTE, REPLY, type WorldReport } from "../fixtures/exec/world_probe.ts";
 
 const lane = await dockerLane();
 
-/** The consumer: knows only the `fs` and `sandbox` services. */
-async function consumer(ctx: Context, ws: string): Promise<string> {
-  await ctx.get(FsKey).write("note.txt", "bytes from the fs seam\n");
-  const sandbox = ctx.get(SandboxKey);
-  const wrapped = await sandbox.wrap([
-    "bash",
-    "-c",
-    // The mount namespace tells host from container (this machine's image has a /.dockerenv of its own).
-    'cat note.txt; readlink /proc/self/ns/mnt; printf "bytes from the program" > reply.txt',
-  ], { cwd: ws });
-  const out = await new Deno.Command(wrapped.argv[0]!, {
-    args: wrapped.argv.slice(1),
-    cwd: wrapped.cwd,
-    env: { ...wrapped.env },
-    clearEnv: true,
-    detached: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(30_000),
-  }).output();
-  assert.equal(new TextDecoder().decode(out.stderr), "");
-  return new TextDecoder().decode(out.stdout);
-}
-
 Deno.test({
-  name: "replacing the sandbox row moves a program into the container, sharing the fs seam's bytes",
+  name:
+    "one appended patch row moves the shell, an fs-written file and a PTY into the container together",
   ignore: lane.skip !== undefined,
   async fn() {
-    const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-swap-" }));
-    try {
-      const base: Row[] = [
-        { id: "workspace", plugin: workspacePlugin, config: { dirs: [ws] } },
-        { id: "fs", plugin: fsPlugin, config: {} },
-        { id: "sandbox", plugin: noneSandboxPlugin, config: { acknowledge_unsandboxed: true } },
-      ];
-      const patched = base.map((row) =>
-        row.id === "sandbox"
-          ? { id: "sandbox", plugin: dockerSandboxPlugin, config: { image: lane.image } }
-          : row
-      );
-      const outputs: string[] = [];
-      const replies: string[] = [];
-      for (const rows of [base, patched]) {
-        await using ctx = createContext({ mode: "test" });
-        await new Loader(ctx).load(rows);
-        outputs.push(await consumer(ctx, ws));
-        replies.push(await ctx.get(FsKey).read("reply.txt"));
-      }
-      const host = await Deno.readLink("/proc/self/ns/mnt");
-      assert.equal(outputs[0], `bytes from the fs seam\n${host}\n`);
-      assert.match(outputs[1]!, /^bytes from the fs seam\nmnt:\[\d+\]\n$/);
-      assert.notEqual(outputs[1], outputs[0], "the program ran in another mount namespace");
-      assert.deepStrictEqual(replies, ["bytes from the program", "bytes from the program"]);
-    } finally {
-      await Deno.remove(ws, { recursive: true });
+    await using tree = await writeTree({
+      "home/profiles/swap/profile.yml":
+        `bundles: [base]\nsettings:\n  sandbox:\n    image: ${lane.image}\n`,
+      "swap.yml":
+        "rows:\n  - id: sandbox\n    plugin: sandbox-docker\n    config: { image: !setting sandbox.image, network: none }\n",
+    });
+    const ws = tree.path("ws");
+    await Deno.mkdir(ws);
+    await Deno.writeTextFile(
+      tree.path("home/profiles/swap/patch.yml"),
+      `rows:\n  - id: workspace\n    config: { dirs: [${ws}] }\n` +
+        "  - id: sandbox\n    plugin: sandbox-none\n    config: { acknowledge_unsandboxed: true }\n",
+    );
+    const options = { home: tree.path("home"), cwd: tree.dir };
+    const reports: WorldReport[] = [];
+    const mounted: string[][] = [];
+    for (const patches of [[], [tree.path("swap.yml")]]) {
+      await using booted = await Terret.boot("swap", { ...options, patches });
+      mounted.push(booted.rows.map((row) => `${row.composed.id}=${row.composed.plugin}`));
+      reports.push(await exerciseWorld(booted.ctx));
+      await Deno.remove(`${ws}/note.txt`);
+      await Deno.remove(`${ws}/reply.txt`);
     }
+    const rows = (sandbox: string) => [
+      "workspace=workspace",
+      "fs=fs",
+      `sandbox=${sandbox}`,
+      "subprocess=subprocess",
+      "shell=shell",
+      "terminals=terminals",
+    ];
+    assert.deepStrictEqual(mounted, [rows("sandbox-none"), rows("sandbox-docker")]);
+
+    const hostPlace = {
+      mnt: await Deno.readLink("/proc/self/ns/mnt"),
+      dockerenv: await Deno.stat("/.dockerenv").then(() => "dockerenv", () => "none"),
+      hostname: (await Deno.readTextFile("/proc/sys/kernel/hostname")).trim(),
+    };
+    const [host, docker] = reports as [WorldReport, WorldReport];
+    const outside = 'Denied: Cannot read "/etc/passwd": outside the granted workspaces';
+    assert.deepStrictEqual(host, {
+      sandbox: { name: "none", isolated: false },
+      shell: { read: NOTE, place: hostPlace },
+      pty: { read: NOTE, place: hostPlace },
+      run: { read: REPLY, place: hostPlace },
+      reply: REPLY,
+      outside,
+    });
+    const container = {
+      mnt: docker.shell.place.mnt,
+      dockerenv: "dockerenv",
+      hostname: "terret-sandbox",
+    };
+    assert.match(container.mnt, /^mnt:\[\d+\]$/);
+    assert.notEqual(container.mnt, hostPlace.mnt, "the programs ran in another mount namespace");
+    assert.deepStrictEqual(docker, {
+      sandbox: { name: "docker", isolated: true },
+      shell: { read: NOTE, place: container },
+      pty: { read: NOTE, place: container },
+      run: { read: REPLY, place: container },
+      reply: REPLY,
+      outside,
+    });
   },
 });

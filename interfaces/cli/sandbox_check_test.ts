@@ -1,0 +1,174 @@
+import assert from "node:assert/strict";
+import type { ProbeSandboxOptions, SandboxProbe } from "@terret/exec";
+import { COMPOSITION_CHECKS, prepareRows, resolveProfile } from "@terret/terret";
+import { createSandboxCheck, runTrt } from "./mod.ts";
+
+const NONE: SandboxProbe = {
+  name: "none",
+  available: true,
+  isolated: false,
+  reason: "runs programs on the host",
+};
+const DENO: SandboxProbe = {
+  name: "deno",
+  available: true,
+  isolated: true,
+  reason: "deno 2.9.6 runs Deno programs only",
+};
+const DOCKER_OK: SandboxProbe = {
+  name: "docker",
+  available: true,
+  isolated: true,
+  reason: 'Docker engine 20.10 runs containers from "img:1"',
+};
+const DOCKER_DOWN: SandboxProbe = {
+  name: "docker",
+  available: false,
+  isolated: true,
+  reason: "the Docker engine does not answer: Cannot connect to the Docker daemon",
+};
+
+/** A scripted probe: answers `docker` as given and records the options it was asked with. */
+function scripted(docker: SandboxProbe, asked: ProbeSandboxOptions[]) {
+  return (options: ProbeSandboxOptions = {}): Promise<SandboxProbe[]> => {
+    asked.push(options);
+    return Promise.resolve([NONE, docker, DENO]);
+  };
+}
+
+async function profile(sandboxRow: string) {
+  const home = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-sbxcheck-" }));
+  await Deno.mkdir(`${home}/profiles/dev`, { recursive: true });
+  await Deno.writeTextFile(
+    `${home}/profiles/dev/profile.yml`,
+    "bundles: [base]\nsettings:\n  sandbox:\n    image: img:1\n",
+  );
+  if (sandboxRow !== "") {
+    await Deno.writeTextFile(`${home}/profiles/dev/patch.yml`, `rows:\n${sandboxRow}`);
+  }
+  let prepared;
+  let resolved;
+  try {
+    resolved = await resolveProfile("dev", { home, cwd: home, env: { get: () => undefined } });
+    prepared = await prepareRows(resolved, { env: { get: () => undefined } });
+  } catch (error) {
+    await Deno.remove(home, { recursive: true });
+    throw error;
+  }
+  return {
+    home,
+    input: { resolved, env: { get: () => undefined }, allowConfigCode: false, prepared },
+    [Symbol.asyncDispose]: () => Deno.remove(home, { recursive: true }),
+  };
+}
+
+const INFOS = (docker: SandboxProbe) => [
+  "info - none: works (not isolating): runs programs on the host",
+  `info - docker: ${docker.available ? "works (isolating)" : "unavailable"}: ${docker.reason}`,
+  "info - deno: works (isolating): deno 2.9.6 runs Deno programs only",
+];
+
+function lines(findings: readonly { level: string; row?: string; message: string }[]): string[] {
+  return findings.map((f) => `${f.level} ${f.row ?? "-"} ${f.message}`);
+}
+
+Deno.test("the sandbox check says a docker sandbox that cannot start is an error and names the row to patch", async () => {
+  await using p = await profile("");
+  const asked: ProbeSandboxOptions[] = [];
+  const findings = await createSandboxCheck({ probe: scripted(DOCKER_DOWN, asked) }).run(p.input);
+  assert.deepStrictEqual(asked, [{ docker: "docker", image: "img:1" }]);
+  assert.deepStrictEqual(lines(findings), [
+    ...INFOS(DOCKER_DOWN),
+    "error sandbox the docker sandbox cannot start on this machine: the Docker engine does not answer: " +
+    "Cannot connect to the Docker daemon. Every program an agent runs fails until it can (none runs " +
+    'unsandboxed): fix it, or patch row "sandbox" with another provider (plugin: sandbox-none with config ' +
+    "{acknowledge_unsandboxed: true} runs programs on the host, uncontained)",
+  ]);
+});
+
+Deno.test("the sandbox check judges each provider of the sandbox row", async () => {
+  const cases: [string, SandboxProbe, string][] = [
+    [
+      "",
+      DOCKER_OK,
+      `ok sandbox programs run in a docker container without a network (${DOCKER_OK.reason})`,
+    ],
+    [
+      "  - id: sandbox\n    config: { image: img:1, network: bridge }\n",
+      DOCKER_OK,
+      'warning sandbox programs run in a docker container with network "bridge": not isolated (network: none isolates)',
+    ],
+    [
+      "  - id: sandbox\n    plugin: sandbox-none\n    config: { acknowledge_unsandboxed: true }\n",
+      DOCKER_OK,
+      'warning sandbox programs run UNSANDBOXED on the host (plugin "sandbox-none", acknowledged in its config); patch row "sandbox" with plugin: sandbox-docker to contain them (docker works here)',
+    ],
+    [
+      "  - id: sandbox\n    plugin: sandbox-none\n    config: { acknowledge_unsandboxed: true }\n",
+      DOCKER_DOWN,
+      'warning sandbox programs run UNSANDBOXED on the host (plugin "sandbox-none", acknowledged in its config); patch row "sandbox" with plugin: sandbox-docker to contain them',
+    ],
+    [
+      "  - id: sandbox\n    plugin: sandbox-deno\n    config: {}\n",
+      DOCKER_DOWN,
+      "ok sandbox programs run as Deno programs under derived permissions; anything else is refused",
+    ],
+    [
+      "  - id: sandbox\n    plugin: sandbox-deno\n    config: { net: [example.com] }\n",
+      DOCKER_DOWN,
+      "warning sandbox programs run as Deno programs under derived permissions; anything else is refused; not isolated: the row grants network or remote imports",
+    ],
+  ];
+  for (const [row, docker, judged] of cases) {
+    await using p = await profile(row);
+    const findings = await createSandboxCheck({ probe: scripted(docker, []) }).run(p.input);
+    assert.deepStrictEqual(lines(findings), [...INFOS(docker), judged], row);
+  }
+  await using off = await profile(
+    "  - id: sandbox\n    disabled: true\n  - id: subprocess\n    disabled: true\n" +
+      "  - id: shell\n    disabled: true\n  - id: terminals\n    disabled: true\n",
+  );
+  const findings = await createSandboxCheck({ probe: scripted(DOCKER_OK, []) }).run(off.input);
+  assert.deepStrictEqual(lines(findings), [
+    ...INFOS(DOCKER_OK),
+    "info - no enabled row provides the sandbox, so nothing in this profile can run programs",
+  ]);
+});
+
+Deno.test("trt doctor lists the providers and serve prints the sandbox row's problem", async () => {
+  await using p = await profile("");
+  const checks = [...COMPOSITION_CHECKS, createSandboxCheck({ probe: scripted(DOCKER_DOWN, []) })];
+  const out: string[] = [];
+  const err: string[] = [];
+  const io = {
+    stdout: (text: string) => void out.push(text),
+    stderr: (text: string) => void err.push(text),
+    env: { get: () => undefined },
+    cwd: p.home,
+  };
+  assert.equal(await runTrt(["doctor", "--home", p.home, "--profile", "dev"], io, { checks }), 2);
+  assert.deepStrictEqual(out.join("").split("\n").filter((line) => line.includes(" sandbox")), [
+    "ok      rows sandbox: ok (sandbox-docker)",
+    "info    sandbox: none: works (not isolating): runs programs on the host",
+    `info    sandbox: docker: unavailable: ${DOCKER_DOWN.reason}`,
+    "info    sandbox: deno: works (isolating): deno 2.9.6 runs Deno programs only",
+    `error   sandbox sandbox: the docker sandbox cannot start on this machine: ${DOCKER_DOWN.reason}. Every program an agent runs fails until it can (none runs unsandboxed): fix it, or patch row "sandbox" with another provider (plugin: sandbox-none with config {acknowledge_unsandboxed: true} runs programs on the host, uncontained)`,
+  ]);
+  assert.equal(err.join(""), "trt doctor: 1 error, 3 warnings\n");
+
+  const stop = new AbortController();
+  stop.abort();
+  const served: string[] = [];
+  assert.equal(
+    await runTrt(["serve", "--home", p.home, "--profile", "dev"], {
+      ...io,
+      stdout: () => {},
+      stderr: (text) => void served.push(text),
+      signal: stop.signal,
+    }, { checks }),
+    0,
+  );
+  assert.deepStrictEqual(served, [
+    `trt serve: error: sandbox: the docker sandbox cannot start on this machine: ${DOCKER_DOWN.reason}. Every program an agent runs fails until it can (none runs unsandboxed): fix it, or patch row "sandbox" with another provider (plugin: sandbox-none with config {acknowledge_unsandboxed: true} runs programs on the host, uncontained)\n`,
+  ]);
+});
