@@ -148,6 +148,7 @@ export {
   type EventTypeOptions,
   type ForkOptions,
   type InvariantReport,
+  type ScrubberOptions,
   SessionLog,
   type SessionLogOptions,
   type Sessions,

@@ -111,7 +111,9 @@ export const credentialsPlugin: Plugin<CredentialsConfig> = definePlugin({
       name: "terret-credentials-scrubber",
       inject: [SessionsKey],
       apply(scope: Context) {
-        scope.get(SessionsKey).registerScrubber(scope, scrub);
+        // It writes the token in force at each scrub; it declares the one in force now as its marker, and a
+        // redaction row declares its own token, so the loop's resume recognises whichever was written.
+        scope.get(SessionsKey).registerScrubber(scope, scrub, { marker: redactionToken(scope) });
       },
     }));
     ctx.provide(CredentialsKey, {

@@ -114,7 +114,9 @@ export const redactionPlugin: Plugin<RedactionConfig> = definePlugin({
       name: "terret-redaction-scrubber",
       inject: [SessionsKey],
       apply(scope) {
-        scope.get(SessionsKey).registerScrubber(scope, (text) => redactor.redact(text));
+        scope.get(SessionsKey).registerScrubber(scope, (text) => redactor.redact(text), {
+          marker: redactor.token,
+        });
       },
     }));
     ctx.provide(RedactionKey, service);

@@ -72,8 +72,12 @@ Deno.test("the scrubber covers a user message, a steer, tool call args (values a
     { id: SECRET, name: "Bash", args: { env: { [T]: T } } },
   ]);
   assert.deepStrictEqual(
-    [s.ctx.get(RedactionKey).isRedacted(events[2]!.payload), redactionToken(s.ctx)],
-    [true, T],
+    [
+      s.ctx.get(RedactionKey).isRedacted(events[2]!.payload),
+      redactionToken(s.ctx),
+      s.sessions.redactionMarkers(),
+    ],
+    [true, T, [T]],
   );
 });
 
@@ -187,6 +191,8 @@ Deno.test("credentials: the environment wins, the config value is the fallback, 
       { ctx: s.ctx, session_id: "s1", agent_id: "a" },
     );
     assert.deepStrictEqual(result.content, "x GONE");
+    // The loop's resume refuses an owed call carrying any declared marker: both tokens are declared.
+    assert.deepStrictEqual(s.sessions.redactionMarkers(), [T, "GONE"]);
   } finally {
     Deno.env.delete(env);
   }

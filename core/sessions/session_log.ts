@@ -75,6 +75,16 @@ export interface InvariantReport {
   readonly derived_digest: string;
 }
 
+/** Options for {@linkcode Sessions.registerScrubber}. */
+export interface ScrubberOptions {
+  /**
+   * The replacement text the scrubber writes in place of what it removes (`[REDACTED]`). Declaring it lets
+   * consumers recognise redacted values: the loop refuses to re-execute, on resume, a tool call whose logged name or
+   * arguments carry a marker, since the call can no longer be reconstructed.
+   */
+  readonly marker?: string;
+}
+
 /** Options for {@linkcode Sessions.registerEventType}. */
 export interface EventTypeOptions {
   /** How the type projects into model context, or `null` when it is never model-visible. */
@@ -117,14 +127,15 @@ export interface Sessions {
   ): Promise<InvariantReport>;
   /** Normalizes a payload exactly as an append of `type` would (scrubbers and cap included). */
   normalize(type: string, payload: unknown): NormalizedPayload;
-  /** Adds a scrubber for as long as `owner` lives. */
-  registerScrubber(owner: Context, scrubber: Scrubber): Disposer;
+  /** Adds a scrubber (and the marker it writes) for as long as `owner` lives. */
+  registerScrubber(owner: Context, scrubber: Scrubber, options?: ScrubberOptions): Disposer;
   /**
-   * True while at least one scrubber is registered. A producer that appends text in pieces (the loop's streamed
-   * `assistant/chunk` deltas) must then append each run whole, since a scrubber only recognizes a secret it sees
-   * in one string.
+   * True while any scrubber is registered: a streaming producer must then hand a whole run of text to one append,
+   * since a scrubber only sees one payload at a time and a secret split across two appends would pass it.
    */
   readonly scrubbing: boolean;
+  /** The markers the registered scrubbers declared, in registration order (duplicates removed). */
+  redactionMarkers(): readonly string[];
   /** Adds a durable event type (and its projection) for as long as `owner` lives. */
   registerEventType(owner: Context, type: EventDefinition, options: EventTypeOptions): Disposer;
 }
@@ -165,7 +176,7 @@ export class SessionLog implements Sessions {
   readonly #store: SessionStore;
   readonly #maxBytes: number;
   readonly #bufferLimit: number;
-  readonly #scrubbers: { readonly fn: Scrubber }[] = [];
+  readonly #scrubbers: { readonly fn: Scrubber; readonly marker: string | undefined }[] = [];
   readonly #types = new Map<string, EventDefinition>();
   readonly #projections = new Map<string, Projection>(BUILTIN_PROJECTIONS);
   readonly #feeds = new Map<string, Set<LiveFeed>>();
@@ -355,12 +366,23 @@ export class SessionLog implements Sessions {
     return this.#scrubbers.length > 0;
   }
 
-  registerScrubber(owner: Context, scrubber: Scrubber): Disposer {
+  redactionMarkers(): readonly string[] {
+    const markers = this.#scrubbers.flatMap((entry) =>
+      entry.marker === undefined ? [] : [entry.marker]
+    );
+    return [...new Set(markers)];
+  }
+
+  registerScrubber(owner: Context, scrubber: Scrubber, options: ScrubberOptions = {}): Disposer {
     if (typeof scrubber !== "function") {
       throw new TypeError("Cannot register a scrubber: it must be a function");
     }
+    const marker = options.marker;
+    if (marker !== undefined && (typeof marker !== "string" || marker === "")) {
+      throw new TypeError("Cannot register a scrubber: its marker must be a non-empty string");
+    }
     return owner.effect(() => {
-      const entry = { fn: scrubber };
+      const entry = { fn: scrubber, marker };
       this.#scrubbers.push(entry);
       return () => void this.#scrubbers.splice(this.#scrubbers.indexOf(entry) >>> 0, 1);
     }, "sessions: scrubber");
