@@ -13,6 +13,7 @@ const DROP = new Set([
   "template",
   "svg",
   "head",
+  "title",
   "iframe",
   "object",
   "canvas",

@@ -56,6 +56,8 @@ export interface WebFetchHooks {
   readonly resolve?: (name: string, signal: AbortSignal) => Promise<readonly string[]>;
   /** Opens a TCP connection to a checked address (default: `Deno.connect`). */
   readonly connect?: (address: string, port: number, signal: AbortSignal) => Promise<Deno.Conn>;
+  /** Extra root certificates (PEM) TLS trusts, besides the system's. */
+  readonly caCerts?: readonly string[];
 }
 
 /** The arguments of `WebFetch`. */
@@ -110,7 +112,14 @@ export function createWebFetchTool(
       const deadline = AbortSignal.timeout(options.timeout_ms);
       const signal = AbortSignal.any([run.signal, deadline]);
       try {
-        const { url, response } = await fetchPinned(args.url, options, signal, resolve, connect);
+        const { url, response } = await fetchPinned(
+          args.url,
+          options,
+          signal,
+          resolve,
+          connect,
+          hooks.caCerts,
+        );
         return render(url, response, args, options);
       } catch (error) {
         if (deadline.aborted && !run.signal.aborted) {
@@ -131,6 +140,7 @@ async function fetchPinned(
   signal: AbortSignal,
   resolve: (name: string, signal: AbortSignal) => Promise<readonly string[]>,
   connect: (address: string, port: number, signal: AbortSignal) => Promise<Deno.Conn>,
+  caCerts: readonly string[] | undefined,
 ): Promise<{ url: URL; response: PinnedResponse }> {
   let url = parseUrl(input);
   for (let hop = 0;; hop++) {
@@ -146,7 +156,10 @@ async function fetchPinned(
     signal.addEventListener("abort", close, { once: true });
     try {
       if (url.protocol === "https:") {
-        conn = await Deno.startTls(conn as Deno.TcpConn, { hostname: bare(url.hostname) });
+        conn = await Deno.startTls(conn as Deno.TcpConn, {
+          hostname: bare(url.hostname),
+          ...(caCerts === undefined ? {} : { caCerts: [...caCerts] }),
+        });
       }
       const response = await exchange(conn, {
         target: `${url.pathname}${url.search}`,

@@ -381,3 +381,133 @@ Deno.test("the floor's parsers: every IPv4 spelling, IPv6 forms, embedded IPv4 a
     ],
   );
 });
+
+const hasOpenssl = await new Deno.Command("openssl", {
+  args: ["version"],
+  stdout: "null",
+  stderr: "null",
+})
+  .output().then((out) => out.success, () => false);
+
+/** A throwaway CA and a leaf certificate for `name`, made with openssl. */
+async function certificates(name: string): Promise<{ ca: string; cert: string; key: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "terret-tls-" });
+  const run = async (...args: string[]) => {
+    const out = await new Deno.Command("openssl", {
+      args,
+      cwd: dir,
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
+  };
+  try {
+    await run(
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.pem",
+      "-days",
+      "1",
+      "-subj",
+      "/CN=test ca",
+    );
+    await run(
+      "req",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      "key.pem",
+      "-out",
+      "leaf.csr",
+      "-subj",
+      `/CN=${name}`,
+    );
+    await Deno.writeTextFile(
+      `${dir}/ext.cnf`,
+      `subjectAltName=DNS:${name}\nbasicConstraints=CA:FALSE\n`,
+    );
+    await run(
+      "x509",
+      "-req",
+      "-in",
+      "leaf.csr",
+      "-CA",
+      "ca.pem",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      "cert.pem",
+      "-days",
+      "1",
+      "-extfile",
+      "ext.cnf",
+    );
+    return {
+      ca: await Deno.readTextFile(`${dir}/ca.pem`),
+      cert: await Deno.readTextFile(`${dir}/cert.pem`),
+      key: await Deno.readTextFile(`${dir}/key.pem`),
+    };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test({
+  name:
+    "WebFetch over https: pinned to the checked address, the certificate verified against the name",
+  ignore: !hasOpenssl,
+  async fn() {
+    const tls = await certificates("secure.example");
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, cert: tls.cert, key: tls.key, onListen() {} },
+      (req) =>
+        new Response(`<p>tls host=${req.headers.get("host")}</p>`, {
+          headers: { "content-type": "text/html" },
+        }),
+    );
+    try {
+      const dials: Dial[] = [];
+      await using w = await mountTools({
+        std: { web_fetch: { allow_domains: ["*.example"] } },
+        hooks: {
+          webFetch: {
+            ...hooks(server.addr.port, dials, {
+              "secure.example": [[PUBLIC]],
+              "other.example": [[PUBLIC]],
+            }),
+            caCerts: [tls.ca],
+          },
+        },
+      });
+      const port = server.addr.port;
+      assert.deepStrictEqual(await fetchText(w, `https://secure.example:${port}/`), [
+        false,
+        [
+          `URL: https://secure.example:${port}/`,
+          "Status: 200",
+          "Content-Type: text/html",
+          "Prompt (not run through a model here; apply it to the text): summarize",
+          "",
+          `tls host=secure.example:${port}`,
+        ].join("\n"),
+      ]);
+      const wrong = await fetchText(w, `https://other.example:${port}/`);
+      assert.deepStrictEqual(wrong, [
+        true,
+        `Tool "WebFetch" failed: Cannot fetch "https://other.example:${port}/": invalid peer certificate: ` +
+        'certificate not valid for name "other.example"; certificate is only valid for DnsName("secure.example")',
+      ]);
+      assert.deepStrictEqual(dials, [{ address: PUBLIC, port }, { address: PUBLIC, port }]);
+    } finally {
+      await server.shutdown();
+    }
+  },
+});
