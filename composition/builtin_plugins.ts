@@ -9,6 +9,7 @@ import type { PluginLike } from "@terret/hames";
 import {
   AgentLoop,
   AgentRegistry,
+  credentialsPlugin,
   jsonlStorePlugin,
   llmRecorder,
   LlmRegistry,
@@ -16,6 +17,7 @@ import {
   memoryStorePlugin,
   openRouterLlm,
   PromptAssembler,
+  redactionPlugin,
   sessionsPlugin,
   sqliteStorePlugin,
   ToolAllowList,
@@ -27,6 +29,7 @@ import {
   fsPlugin,
   noneSandboxPlugin,
   shellPlugin,
+  stdToolsPlugin,
   subprocessPlugin,
   terminalsPlugin,
   workspacePlugin,
@@ -36,10 +39,11 @@ import {
  * Every built-in plugin: the core (the session stores `terret-store-sqlite`, `terret-store-jsonl` and
  * `terret-store-memory`, `terret-sessions`, the model registry `terret-llm`, the adapter `terret-llm-openrouter`, the
  * cassette `terret-llm-recorder` and `terret-llm-replayer`, `terret-tools`, the allow list `terret-tools-allow`,
- * `terret-prompt`, `terret-agents` and the default driver `terret-loop`) and the execution world (`workspace`,
- * `fs`, the sandbox providers `sandbox-docker`, `sandbox-deno` and `sandbox-none`, `subprocess`, `shell`,
- * `terminals`). Still to land (their base rows are disabled until then): `terret-tools-std` (`tools.std`),
- * `terret-approvals` (`approvals`) and `terret-ws` (`interfaces.ws`).
+ * `terret-prompt`, redaction `terret-redaction`, credentials `terret-credentials`, `terret-agents` and the default
+ * driver `terret-loop`), the execution world (`workspace`, `fs`, the sandbox providers `sandbox-docker`,
+ * `sandbox-deno` and `sandbox-none`, `subprocess`, `shell`, `terminals`) and the standard tools
+ * (`terret-tools-std`). Still to land (their base rows are disabled until then): `terret-approvals` (`approvals`)
+ * and `terret-ws` (`interfaces.ws`).
  */
 export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   sqliteStorePlugin,
@@ -63,4 +67,7 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   subprocessPlugin,
   shellPlugin,
   terminalsPlugin,
+  stdToolsPlugin,
+  redactionPlugin,
+  credentialsPlugin,
 ]);

@@ -6,9 +6,9 @@ import { resolveProfile } from "./resolve.ts";
 
 const BASE = fileURLToPath(new URL("../bundles/base.yml", import.meta.url));
 /** The core's built-in plugin names, as an unknown-plugin error lists them (sorted among the others). */
-const CORE_PLUGINS = "terret-agents, terret-llm, terret-llm-openrouter, terret-llm-recorder, " +
-  "terret-llm-replayer, terret-loop, terret-prompt, terret-sessions, terret-store-jsonl, terret-store-memory, " +
-  "terret-store-sqlite, terret-tools, terret-tools-allow";
+const CORE_PLUGINS = "terret-agents, terret-credentials, terret-llm, terret-llm-openrouter, " +
+  "terret-llm-recorder, terret-llm-replayer, terret-loop, terret-prompt, terret-redaction, terret-sessions, " +
+  "terret-store-jsonl, terret-store-memory, terret-store-sqlite, terret-tools, terret-tools-allow, terret-tools-std";
 
 Deno.test("runDoctor() reports every row's problem without booting or importing unconsented code", async () => {
   const marker = `doctor-${crypto.randomUUID()}`;
@@ -52,6 +52,8 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
       `Cannot resolve "!env MISSING_SUFFIX" at row "shouter" key "config.suffix" (home patch "${patch}" line 4): the variable is not set`,
     ],
     ["ok", "rows", "workspace", "ok (workspace)"],
+    ["ok", "rows", "credentials", "ok (terret-credentials)"],
+    ["ok", "rows", "redaction", "ok (terret-redaction)"],
     [
       "error",
       "rows",
@@ -77,12 +79,7 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
     ["ok", "rows", "shell", "ok (shell)"],
     ["ok", "rows", "terminals", "ok (terminals)"],
     ["ok", "rows", "tools", "ok (terret-tools)"],
-    [
-      "info",
-      "rows",
-      "tools.std",
-      'disabled; its plugin "terret-tools-std" is not available in this build',
-    ],
+    ["ok", "rows", "tools.std", "ok (terret-tools-std)"],
     ["ok", "rows", "tools.allow", "ok (terret-tools-allow)"],
     ["ok", "rows", "prompt", "ok (terret-prompt)"],
     ["ok", "rows", "agents", "ok (terret-agents)"],

@@ -373,3 +373,76 @@ export {
   type ReplayMatch,
   replayTransport,
 } from "./llm/cassette/replayer.ts";
+export {
+  checkToken,
+  DEFAULT_REDACTION_TOKEN,
+  isRedacted,
+  MAX_TOKEN_LENGTH,
+  Redactor,
+  type RedactorOptions,
+  tokenIsToolName,
+} from "./redaction/redactor.ts";
+export {
+  DEFAULT_REDACTION_PATTERNS,
+  type Redaction,
+  type RedactionConfig,
+  redactionConfig,
+  RedactionKey,
+  redactionPlugin,
+  redactionToken,
+} from "./redaction/redaction_plugin.ts";
+export {
+  type Credentials,
+  type CredentialsConfig,
+  credentialsConfig,
+  CredentialsKey,
+  type CredentialSource,
+  credentialsPlugin,
+} from "./redaction/credentials.ts";
+export {
+  type McpHttpTarget,
+  type McpRestartConfig,
+  type McpServerConfig,
+  mcpServerConfig,
+  type McpStdioTarget,
+  type McpToolOverride,
+  SERVER_NAME_PATTERN,
+} from "./mcp/config.ts";
+export { mcpPlugin } from "./mcp/mcp_plugin.ts";
+export {
+  McpServerState,
+  type McpServerStatePayload,
+  McpToolsReconciled,
+  type McpToolsReconciledPayload,
+} from "./mcp/events.ts";
+export { McpToolSource, type McpToolSourceOptions } from "./mcp/tool_source.ts";
+export {
+  MCP_CLIENT_INFO,
+  McpConnection,
+  type McpConnectionOptions,
+  type McpConnectionState,
+  type OpenedTransport,
+  type StateDetail,
+} from "./mcp/connection.ts";
+export { type StdioTransportOptions, SubprocessStdioTransport } from "./mcp/stdio_transport.ts";
+export { httpOpener, type HttpTarget, stdioOpener, type StdioTarget } from "./mcp/transports.ts";
+export {
+  type McpCallResult,
+  type McpContentBlock,
+  type StructuredContentCheck,
+  toToolOutcome,
+} from "./mcp/content.ts";
+export {
+  type McpToolSpec,
+  type ReconcileReport,
+  type RegisterTool,
+  ToolRoster,
+  type ToolRosterOptions,
+} from "./mcp/roster.ts";
+export {
+  MCP_RESOURCE_PRIORITY,
+  type McpPromptSection,
+  type RegisterSection,
+  ResourceSections,
+} from "./mcp/resources.ts";
+export { MAX_TOOL_NAME_LENGTH, sanitiseMcpToolName } from "./mcp/names.ts";

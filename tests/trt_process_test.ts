@@ -23,7 +23,7 @@ Deno.test("a config error in a real trt process is one line on stderr and exit c
     decoder.decode(output.stderr),
     `trt dump-config: Cannot apply row "llm.mian" from --patch "${
       tree.path("bad.yml")
-    }" line 2: no earlier layer has a row with this id (known: workspace, sessions.store, sessions, llm, llm.main, fs, sandbox, subprocess, shell, terminals, tools, tools.std, tools.allow, prompt, agents, loop, approvals, interfaces.ws); to insert a new row, give it a plugin\n`,
+    }" line 2: no earlier layer has a row with this id (known: workspace, credentials, redaction, sessions.store, sessions, llm, llm.main, fs, sandbox, subprocess, shell, terminals, tools, tools.std, tools.allow, prompt, agents, loop, approvals, interfaces.ws); to insert a new row, give it a plugin\n`,
   );
   assert.equal(output.code, 2);
 });
@@ -77,9 +77,10 @@ Deno.test("trt serve keeps running until SIGTERM, says it has no model key and w
   );
   assert.equal(status.code, 0);
   assert.deepStrictEqual(out.split("\n"), [
-    'trt serve: booted profile "headless" (shipped template): 15 of 18 rows mounted (workspace, sessions.store, ' +
-    "sessions, llm, llm.main, fs, sandbox, subprocess, shell, terminals, tools, tools.allow, prompt, agents, loop)",
-    "trt serve: disabled rows: tools.std, approvals, interfaces.ws",
+    'trt serve: booted profile "headless" (shipped template): 18 of 20 rows mounted (workspace, credentials, ' +
+    "redaction, sessions.store, sessions, llm, llm.main, fs, sandbox, subprocess, shell, terminals, tools, " +
+    "tools.std, tools.allow, prompt, agents, loop)",
+    "trt serve: disabled rows: approvals, interfaces.ws",
     'trt serve: no interface row is mounted, so nothing is served ("interfaces.ws" is disabled; enable it with a patch once its plugin is available)',
     "trt serve: running until SIGINT or SIGTERM",
     "trt serve: stopped",

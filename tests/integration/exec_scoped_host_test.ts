@@ -136,6 +136,7 @@ Deno.test({
             "DOCKER_HOST",
             "DOCKER_TLS_VERIFY",
             "HOME",
+            "OPENROUTER_API_KEY",
             ...DEFAULT_INHERIT_ENV,
           ]),
         ].sort().join(",")

@@ -48,6 +48,8 @@ Deno.test({
     }
     const rows = (sandbox: string) => [
       "workspace=workspace",
+      "credentials=terret-credentials",
+      "redaction=terret-redaction",
       "sessions.store=terret-store-sqlite",
       "sessions=terret-sessions",
       "llm=terret-llm",
@@ -58,6 +60,7 @@ Deno.test({
       "shell=shell",
       "terminals=terminals",
       "tools=terret-tools",
+      "tools.std=terret-tools-std",
       "tools.allow=terret-tools-allow",
       "prompt=terret-prompt",
       "agents=terret-agents",
