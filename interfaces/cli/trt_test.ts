@@ -116,11 +116,12 @@ Deno.test("trt permissions prints the headless profile's flags: the exec rows' g
   assert.deepStrictEqual(JSON.parse(json).grants.read, {
     unscoped: true,
     unscopedBy: ["sandbox", "subprocess", "shell", "terminals"],
+    // Sorted, so where the clone and the temporary home live decides the order.
     scopes: [
       `${home.dir}/sessions`,
       `${ROOT}bundles/base.yml`,
       `${ROOT}bundles/profiles/headless`,
-    ],
+    ].sort(),
     by: {
       // The SQLite store's directory under the Terret home (the file, its -wal and -shm siblings).
       [`${home.dir}/sessions`]: ["sessions.store"],
