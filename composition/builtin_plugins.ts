@@ -7,24 +7,58 @@
  */
 import type { PluginLike } from "@terret/hames";
 import {
+  AgentLoop,
+  AgentRegistry,
+  credentialsPlugin,
+  jsonlStorePlugin,
+  llmRecorder,
+  LlmRegistry,
+  llmReplayer,
+  memoryStorePlugin,
+  openRouterLlm,
+  PromptAssembler,
+  redactionPlugin,
+  sessionsPlugin,
+  sqliteStorePlugin,
+  ToolAllowList,
+  ToolRegistry,
+} from "@terret/core";
+import {
   denoSandboxPlugin,
   dockerSandboxPlugin,
   fsPlugin,
   noneSandboxPlugin,
   shellPlugin,
+  stdToolsPlugin,
   subprocessPlugin,
   terminalsPlugin,
   workspacePlugin,
 } from "@terret/exec";
 
 /**
- * Every built-in plugin: the execution world (`workspace`, `fs`, the sandbox providers `sandbox-docker`,
- * `sandbox-deno` and `sandbox-none`, `subprocess`, `shell`, `terminals`). Still to land (their base rows are
- * disabled until then): `terret-llm-openrouter` (`llm.main`), `terret-sessions-sqlite` (`sessions.store`),
- * `terret-tools-std` (`tools.std`), `terret-tools-allow` (`tools.allow`), `terret-approvals` (`approvals`) and
- * `terret-ws` (`interfaces.ws`).
+ * Every built-in plugin: the core (the session stores `terret-store-sqlite`, `terret-store-jsonl` and
+ * `terret-store-memory`, `terret-sessions`, the model registry `terret-llm`, the adapter `terret-llm-openrouter`, the
+ * cassette `terret-llm-recorder` and `terret-llm-replayer`, `terret-tools`, the allow list `terret-tools-allow`,
+ * `terret-prompt`, redaction `terret-redaction`, credentials `terret-credentials`, `terret-agents` and the default
+ * driver `terret-loop`), the execution world (`workspace`, `fs`, the sandbox providers `sandbox-docker`,
+ * `sandbox-deno` and `sandbox-none`, `subprocess`, `shell`, `terminals`) and the standard tools
+ * (`terret-tools-std`). Still to land (their base rows are disabled until then): `terret-approvals` (`approvals`)
+ * and `terret-ws` (`interfaces.ws`).
  */
 export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
+  sqliteStorePlugin,
+  jsonlStorePlugin,
+  memoryStorePlugin,
+  sessionsPlugin,
+  LlmRegistry,
+  openRouterLlm,
+  llmRecorder,
+  llmReplayer,
+  ToolRegistry,
+  ToolAllowList,
+  PromptAssembler,
+  AgentRegistry,
+  AgentLoop,
   workspacePlugin,
   fsPlugin,
   dockerSandboxPlugin,
@@ -33,4 +67,7 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   subprocessPlugin,
   shellPlugin,
   terminalsPlugin,
+  stdToolsPlugin,
+  redactionPlugin,
+  credentialsPlugin,
 ]);

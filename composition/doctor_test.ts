@@ -5,6 +5,10 @@ import { COMPOSITION_CHECKS, type DoctorCheck, runDoctor } from "./doctor.ts";
 import { resolveProfile } from "./resolve.ts";
 
 const BASE = fileURLToPath(new URL("../bundles/base.yml", import.meta.url));
+/** The core's built-in plugin names, as an unknown-plugin error lists them (sorted among the others). */
+const CORE_PLUGINS = "terret-agents, terret-credentials, terret-llm, terret-llm-openrouter, " +
+  "terret-llm-recorder, terret-llm-replayer, terret-loop, terret-prompt, terret-redaction, terret-sessions, " +
+  "terret-store-jsonl, terret-store-memory, terret-store-sqlite, terret-tools, terret-tools-allow, terret-tools-std";
 
 Deno.test("runDoctor() reports every row's problem without booting or importing unconsented code", async () => {
   const marker = `doctor-${crypto.randomUUID()}`;
@@ -48,40 +52,38 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
       `Cannot resolve "!env MISSING_SUFFIX" at row "shouter" key "config.suffix" (home patch "${patch}" line 4): the variable is not set`,
     ],
     ["ok", "rows", "workspace", "ok (workspace)"],
+    ["ok", "rows", "credentials", "ok (terret-credentials)"],
+    ["ok", "rows", "redaction", "ok (terret-redaction)"],
     [
-      "info",
+      "error",
       "rows",
       "sessions.store",
-      'disabled; its plugin "terret-sessions-sqlite" is not available in this build',
+      `Cannot resolve "!setting sessions.path" at row "sessions.store" key "config.path" (bundle base "${BASE}" line 28): no such setting`,
     ],
+    ["ok", "rows", "sessions", "ok (terret-sessions)"],
+    ["ok", "rows", "llm", "ok (terret-llm)"],
     [
-      "info",
+      "error",
       "rows",
       "llm.main",
-      'disabled; its plugin "terret-llm-openrouter" is not available in this build',
+      `Cannot resolve "!setting llm.model" at row "llm.main" key "config.model" (bundle base "${BASE}" line 42): no such setting`,
     ],
     ["ok", "rows", "fs", "ok (fs)"],
     [
       "error",
       "rows",
       "sandbox",
-      `Cannot resolve "!setting sandbox.image" at row "sandbox" key "config.image" (bundle base "${BASE}" line 37): no such setting`,
+      `Cannot resolve "!setting sandbox.image" at row "sandbox" key "config.image" (bundle base "${BASE}" line 54): no such setting`,
     ],
     ["ok", "rows", "subprocess", "ok (subprocess)"],
     ["ok", "rows", "shell", "ok (shell)"],
     ["ok", "rows", "terminals", "ok (terminals)"],
-    [
-      "info",
-      "rows",
-      "tools.std",
-      'disabled; its plugin "terret-tools-std" is not available in this build',
-    ],
-    [
-      "info",
-      "rows",
-      "tools.allow",
-      'disabled; its plugin "terret-tools-allow" is not available in this build',
-    ],
+    ["ok", "rows", "tools", "ok (terret-tools)"],
+    ["ok", "rows", "tools.std", "ok (terret-tools-std)"],
+    ["ok", "rows", "tools.allow", "ok (terret-tools-allow)"],
+    ["ok", "rows", "prompt", "ok (terret-prompt)"],
+    ["ok", "rows", "agents", "ok (terret-agents)"],
+    ["ok", "rows", "loop", "ok (terret-loop)"],
     [
       "info",
       "rows",
@@ -106,7 +108,7 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
       "error",
       "rows",
       "ghost",
-      `Cannot configure row "ghost" (plugin set by home patch "${patch}" line 7): unknown plugin "nowhere" (no built-in, bundle or profile declares it; known: ${marker}, fs, greeter, sandbox-deno, sandbox-docker, sandbox-none, shell, shouter, subprocess, terminals, workspace)`,
+      `Cannot configure row "ghost" (plugin set by home patch "${patch}" line 7): unknown plugin "nowhere" (no built-in, bundle or profile declares it; known: ${marker}, fs, greeter, sandbox-deno, sandbox-docker, sandbox-none, shell, shouter, subprocess, terminals, ${CORE_PLUGINS}, workspace)`,
     ],
     ["info", "rows", "off", 'disabled; its plugin "nowhere" is not available in this build'],
     [

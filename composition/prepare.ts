@@ -127,7 +127,13 @@ function lookupSetting(
 ): { found: true; value: unknown } | { found: false } {
   const [top, ...rest] = path.split(".");
   const entry = resolved.settings.get(top!);
-  if (entry === undefined) return { found: false };
+  if (entry === undefined) {
+    // Built-in settings, unless the profile defines the key: `terret.home`, the Terret home in use.
+    if (top === "terret" && rest.length === 1 && rest[0] === "home") {
+      return { found: true, value: resolved.home };
+    }
+    return { found: false };
+  }
   let value: unknown = entry.value;
   for (const key of rest) {
     if (

@@ -64,7 +64,52 @@ export {
   SubprocessKey,
 } from "./seams/subprocess.ts";
 export { type Workspace, WorkspaceKey } from "./seams/workspace.ts";
-export { AgentDisposed, type AgentDisposedPayload } from "./agents/events.ts";
+export {
+  AGENT_EVENTS,
+  AgentDisposed,
+  type AgentDisposedPayload,
+  type AgentStatus,
+  AgentStatusChanged,
+  type AgentStatusChangedPayload,
+} from "./agents/events.ts";
+export type { Agent, IdleOptions, InjectOptions } from "./agents/agent.ts";
+export {
+  AGENT_SHUTDOWN,
+  type Driver,
+  LoopKey,
+  type OpenTurn,
+  TURN_CANCELLED,
+  type TurnOutcome,
+  type TurnRun,
+} from "./agents/driver.ts";
+export { Inbox } from "./agents/inbox.ts";
+export { findOpenTurn } from "./agents/open_turn.ts";
+export {
+  AgentRegistry,
+  type Agents,
+  type AgentsConfig,
+  agentsConfig,
+  AgentsKey,
+  assertAgentId,
+  type CreateAgentOptions,
+  type DisposeAgentOptions,
+  type EnsureAgentOptions,
+} from "./agents/agent_registry.ts";
+export {
+  AgentPreStep,
+  AgentRequest,
+  type AgentRequestPayload,
+  AgentTurnStopping,
+  type InputItem,
+  LOOP_EVENTS,
+  type PreStepPayload,
+  type PreStepResult,
+  type TurnStatus,
+  type TurnStoppingPayload,
+  type TurnStoppingResult,
+} from "./loop/events.ts";
+export { AgentLoop, type LoopConfig, loopConfig } from "./loop/loop.ts";
+export { carriesMarker } from "./loop/redaction.ts";
 export {
   type AppendInput,
   assertSessionId,
@@ -140,6 +185,7 @@ export {
   type SqliteStoreConfig,
   sqliteStoreConfig,
   type SqliteStoreOptions,
+  sqliteStorePath,
   sqliteStorePlugin,
 } from "./sessions/sqlite_store.ts";
 export {
@@ -148,6 +194,7 @@ export {
   type EventTypeOptions,
   type ForkOptions,
   type InvariantReport,
+  type ScrubberOptions,
   SessionLog,
   type SessionLogOptions,
   type Sessions,
@@ -291,6 +338,7 @@ export {
 export {
   type OpenRouterConfig,
   OpenRouterConfigSchema,
+  openRouterKey,
   openRouterLlm,
   openRouterOptions,
 } from "./llm/openrouter/plugin.ts";
@@ -325,3 +373,76 @@ export {
   type ReplayMatch,
   replayTransport,
 } from "./llm/cassette/replayer.ts";
+export {
+  checkToken,
+  DEFAULT_REDACTION_TOKEN,
+  isRedacted,
+  MAX_TOKEN_LENGTH,
+  Redactor,
+  type RedactorOptions,
+  tokenIsToolName,
+} from "./redaction/redactor.ts";
+export {
+  DEFAULT_REDACTION_PATTERNS,
+  type Redaction,
+  type RedactionConfig,
+  redactionConfig,
+  RedactionKey,
+  redactionPlugin,
+  redactionToken,
+} from "./redaction/redaction_plugin.ts";
+export {
+  type Credentials,
+  type CredentialsConfig,
+  credentialsConfig,
+  CredentialsKey,
+  type CredentialSource,
+  credentialsPlugin,
+} from "./redaction/credentials.ts";
+export {
+  type McpHttpTarget,
+  type McpRestartConfig,
+  type McpServerConfig,
+  mcpServerConfig,
+  type McpStdioTarget,
+  type McpToolOverride,
+  SERVER_NAME_PATTERN,
+} from "./mcp/config.ts";
+export { mcpPlugin } from "./mcp/mcp_plugin.ts";
+export {
+  McpServerState,
+  type McpServerStatePayload,
+  McpToolsReconciled,
+  type McpToolsReconciledPayload,
+} from "./mcp/events.ts";
+export { McpToolSource, type McpToolSourceOptions } from "./mcp/tool_source.ts";
+export {
+  MCP_CLIENT_INFO,
+  McpConnection,
+  type McpConnectionOptions,
+  type McpConnectionState,
+  type OpenedTransport,
+  type StateDetail,
+} from "./mcp/connection.ts";
+export { type StdioTransportOptions, SubprocessStdioTransport } from "./mcp/stdio_transport.ts";
+export { httpOpener, type HttpTarget, stdioOpener, type StdioTarget } from "./mcp/transports.ts";
+export {
+  type McpCallResult,
+  type McpContentBlock,
+  type StructuredContentCheck,
+  toToolOutcome,
+} from "./mcp/content.ts";
+export {
+  type McpToolSpec,
+  type ReconcileReport,
+  type RegisterTool,
+  ToolRoster,
+  type ToolRosterOptions,
+} from "./mcp/roster.ts";
+export {
+  MCP_RESOURCE_PRIORITY,
+  type McpPromptSection,
+  type RegisterSection,
+  ResourceSections,
+} from "./mcp/resources.ts";
+export { MAX_TOOL_NAME_LENGTH, sanitiseMcpToolName } from "./mcp/names.ts";

@@ -41,6 +41,19 @@ export {
   type UsageFigures,
 } from "./llm/testing/wire.ts";
 export { type RecordingTiming, recordingTiming } from "./llm/testing/timing.ts";
+export {
+  errorReply,
+  type ReplyOptions,
+  type ResponseScript,
+  type ScriptedAdapter,
+  scriptedAdapter,
+  type ScriptedAdapterOptions,
+  type ScriptedCall,
+  type ScriptGate,
+  type ScriptItem,
+  textReply,
+  toolCallsReply,
+} from "./llm/testing/scripted_adapter.ts";
 
 /**
  * The cassettes shipped with `@terret/core` (see `core/llm/cassette/cassette.ts` for the format):
@@ -51,3 +64,19 @@ export const CASSETTES: Readonly<{ plainText: URL; toolTurn: URL }> = Object.fre
   plainText: new URL("./llm/testdata/plain_text.jsonl", import.meta.url),
   toolTurn: new URL("./llm/testdata/tool_turn.jsonl", import.meta.url),
 });
+export {
+  type AgentStack,
+  type AgentStackOptions,
+  createAgentStack,
+  type EventShape,
+  eventShapes,
+} from "./loop/testing.ts";
+export {
+  createToolStack,
+  type JournalEntry,
+  type ScriptedTool,
+  scriptedTool,
+  type ScriptedToolOptions,
+  type ToolStack,
+  type ToolStackOptions,
+} from "./tools/testing.ts";

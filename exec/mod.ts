@@ -96,3 +96,50 @@ export {
   probeSandboxProviders,
   type SandboxProbe,
 } from "./sandbox/probe.ts";
+export {
+  createStdToolsPlugin,
+  type StdToolsConfig,
+  stdToolsConfig,
+  stdToolsPlugin,
+  type StdToolsPluginOptions,
+} from "./tools/std_tools_plugin.ts";
+export {
+  createReadTool,
+  DEFAULT_READ_OPTIONS,
+  type ReadArgs,
+  type ReadToolOptions,
+} from "./tools/read_tool.ts";
+export { createWriteTool, type WriteArgs } from "./tools/write_tool.ts";
+export { createEditTool, type EditArgs } from "./tools/edit_tool.ts";
+export { createGlobTool, GLOB_MAX_RESULTS, type GlobArgs } from "./tools/glob_tool.ts";
+export {
+  createGrepTool,
+  DEFAULT_GREP_OPTIONS,
+  type GrepArgs,
+  type GrepToolOptions,
+} from "./tools/grep_tool.ts";
+export {
+  bashApproval,
+  type BashArgs,
+  type BashToolOptions,
+  createBashTool,
+} from "./tools/bash_tool.ts";
+export {
+  createTerminalOpenTool,
+  TERMINAL_NAME,
+  type TerminalOpenArgs,
+} from "./tools/terminal_open_tool.ts";
+export { createTerminalInputTool, type TerminalInputArgs } from "./tools/terminal_input_tool.ts";
+export {
+  createTerminalReadTool,
+  MAX_TERMINAL_WAIT_MS,
+  type TerminalReadArgs,
+} from "./tools/terminal_read_tool.ts";
+export { createTerminalCloseTool, type TerminalCloseArgs } from "./tools/terminal_close_tool.ts";
+export {
+  createWebFetchTool,
+  DEFAULT_WEB_FETCH_OPTIONS,
+  type WebFetchArgs,
+  type WebFetchHooks,
+  type WebFetchOptions,
+} from "./tools/web_fetch_tool.ts";

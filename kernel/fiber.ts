@@ -50,7 +50,7 @@ export class Fiber {
   readonly plugin: PluginLike;
   readonly #home: Context;
   readonly #runtime: PluginRuntime;
-  readonly #inject: readonly ServiceKey<unknown>[];
+  #inject: readonly ServiceKey<unknown>[] = [];
   #config: unknown;
   #state: FiberState = "pending";
   #error: unknown;
@@ -63,8 +63,7 @@ export class Fiber {
   constructor(parent: Context, plugin: PluginLike, config: unknown, options: MountOptions = {}) {
     this.plugin = plugin;
     this.id = options.id ?? pluginName(plugin);
-    this.#config = parseConfig(plugin, config, this.id);
-    this.#inject = plugin.inject ?? [];
+    this.#setConfig(parseConfig(plugin, config, this.id));
     this.#runtime = PluginRuntime.of(parent[INTERNAL]().realm.root);
     this.#home = options.isolate !== undefined && options.isolate.length > 0
       ? parent.isolate(options.isolate, this.id)
@@ -132,7 +131,7 @@ export class Fiber {
       } else if (this.#state === "active" || this.#state === "failed") {
         await this.#restartWith(parsed);
       } else {
-        this.#config = parsed;
+        this.#setConfig(parsed);
         await this.#syncOnce();
       }
       this.#home.emit(ConfigUpdated, { id: this.id, config: parsed });
@@ -160,15 +159,22 @@ export class Fiber {
   async #restartWith(parsed: unknown): Promise<void> {
     const previous = this.#config;
     if (this.#state === "active") await this.#stop();
-    this.#config = parsed;
+    this.#setConfig(parsed);
     this.#state = "pending";
     await this.#syncOnce();
     if (this.state !== "failed") return;
     const error = this.#error;
-    this.#config = previous;
+    this.#setConfig(previous);
     this.#state = "pending";
     await this.#syncOnce();
     throw error;
+  }
+
+  /** Sets the config and the injected keys it implies (a functional plugin's `inject` may depend on it). */
+  #setConfig(config: unknown): void {
+    const inject = this.plugin.inject;
+    this.#inject = typeof inject === "function" ? inject(config) : inject ?? [];
+    this.#config = config;
   }
 
   #enqueue(task: () => Promise<void>): Promise<void> {

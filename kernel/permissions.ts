@@ -96,7 +96,8 @@ export function pluginPermissions(
 ): HostPermissions {
   const hook = isServiceClass(plugin) ? plugin.permissions : plugin.permissions;
   if (hook === undefined) return {};
-  const injected = (isServiceClass(plugin) ? plugin.inject : plugin.inject) ?? [];
+  const inject = plugin.inject;
+  const injected = typeof inject === "function" ? inject(config) : inject ?? [];
   const scoped: PermissionDeps = {
     provider: (key) => injected.includes(key) ? deps.provider(key) : undefined,
   };

@@ -95,3 +95,23 @@ Deno.test("pluginPermissions() shows a hook the rows providing what it injects, 
   assert.deepStrictEqual(seen, [{ plugin: "dirs-row", config: { dirs: ["/srv/a"] } }, undefined]);
   assert.deepStrictEqual(pluginPermissions(files, {}), { read: true });
 });
+
+Deno.test("pluginPermissions() shows a hook the providers of the keys its config injects", () => {
+  const Store = defineService<unknown>("perm.store");
+  const Cache = defineService<unknown>("perm.cache");
+  const seen: unknown[] = [];
+  const plugin = definePlugin({
+    name: "derived",
+    config: z.object({ cached: z.boolean() }),
+    inject: (config) => config.cached ? [Store, Cache] : [Store],
+    permissions(_config, deps) {
+      seen.push([deps.provider(Store)?.plugin, deps.provider(Cache)?.plugin]);
+      return {};
+    },
+    apply() {},
+  });
+  const deps = { provider: (key: { key: string }) => ({ plugin: `p.${key.key}`, config: {} }) };
+  pluginPermissions(plugin, { cached: false }, deps);
+  pluginPermissions(plugin, { cached: true }, deps);
+  assert.deepStrictEqual(seen, [["p.perm.store", undefined], ["p.perm.store", "p.perm.cache"]]);
+});

@@ -21,8 +21,15 @@ export interface Plugin<C = unknown> {
   readonly name: string;
   /** One line for the config catalog. */
   readonly description?: string;
-  /** Services that must exist before `apply` runs; the plugin parks until they do. */
-  readonly inject?: readonly ServiceKey<unknown>[];
+  /**
+   * Services that must exist before `apply` runs; the plugin parks until they do. A function derives them from the
+   * parsed config (e.g. only a config that spawns programs needs `subprocess`); it is called again whenever the
+   * config is replaced, and must be pure like a `permissions` hook. (Typed method-style so a `Plugin<C>` stays
+   * assignable to `PluginLike`.)
+   */
+  readonly inject?:
+    | readonly ServiceKey<unknown>[]
+    | { derive(config: C): readonly ServiceKey<unknown>[] }["derive"];
   /** Services `apply` provides, declared so boot can explain cycles and missing providers. */
   readonly provides?: readonly ServiceKey<unknown>[];
   /** The config schema; the parsed output (defaults applied) is what `apply` receives. */

@@ -312,6 +312,31 @@ Deno.test("reconfigure: a functional plugin restarts, and restarts with the old 
   assert.deepStrictEqual(updates, [{ n: 2 }]);
 });
 
+Deno.test("a functional plugin's inject may depend on its config, re-derived when the config is replaced", async () => {
+  const ctx = createContext({ mode: "test" });
+  const applied: string[] = [];
+  const plugin = definePlugin({
+    name: "needs",
+    config: z.object({ use: z.enum(["none", "db", "cache"]) }),
+    inject: (config) => config.use === "db" ? [Db] : config.use === "cache" ? [Cache] : [],
+    apply(_c, config) {
+      applied.push(config.use);
+    },
+  });
+  const loader = new Loader(ctx);
+  await loader.load([{ id: "needs", plugin, config: { use: "none" } }]);
+  const fiber = loader.fiber("needs")!;
+  await loader.reconfigure("needs", { use: "db" });
+  assert.deepStrictEqual([fiber.state, fiber.missing()], ["pending", ["db"]]);
+  ctx.provide(Db, { url: "sqlite://a" });
+  await ctx.idle();
+  assert.equal(fiber.state, "active");
+  await loader.reconfigure("needs", { use: "cache" });
+  assert.deepStrictEqual([fiber.state, fiber.missing()], ["pending", ["cache"]]);
+  assert.throws(() => loader.check(), /row "needs" waits for "cache", which no row provides/);
+  assert.deepStrictEqual(applied, ["none", "db"]);
+});
+
 Deno.test("disposing the root unmounts every plugin, consumers before providers", async () => {
   const ctx = createContext({ mode: "test" });
   const log: string[] = [];

@@ -3,29 +3,52 @@
  * metadata; a profile lists it by name; it is discovered, composed, booted, its tool run, and denied until the allow
  * list names it.
  *
- * Until the real tool registry and allow list land, the `tools` service and the `tools.allow` row come from the
- * stand-in bundle `tests/fixtures/composition/bundles/stand-in-tools.yml` (same service key `tools`, same fixed row
- * id `tools.allow`, same deny-by-default glob floor). When they land, list `base` instead of `stand-in-tools` in
- * PROFILE, drop `bundleDirs`, and call the real registry's execute; the stranger package needs no change.
+ * The tool registry and the `tools.allow` floor are the real ones (`terret-tools`, `terret-tools-allow`), composed
+ * from the fixture bundle `core-tools` (the base bundle without the model, the sandbox and the socket), and the tool
+ * runs through the registry's real pipeline in a real session.
  */
 import assert from "node:assert/strict";
-import { isTerretError } from "@terret/hames";
+import { type Context, isTerretError } from "@terret/hames";
+import { SessionsKey, ToolsKey } from "@terret/core";
 import { runTrt } from "@terret/cli";
 import { bootProfile, resolveProfile } from "@terret/terret";
 import { fixedEnv, FIXTURE_BUNDLES, writeTree } from "./fixtures/composition/tree.ts";
-import { Tools } from "./fixtures/composition/plugins/stand_in_tools.ts";
+
+/** Runs `name` through the real registry as agent "a1" in a fresh session; returns the tool/result payload. */
+async function runTool(ctx: Context, name: string): Promise<unknown> {
+  const session = await ctx.get(SessionsKey).create();
+  return await ctx.get(ToolsKey).execute({ id: "call-1", name, args: {} }, {
+    ctx,
+    session_id: session.session_id,
+    agent_id: "a1",
+  });
+}
+
+/** The registry's answer when the allow-list floor does not name the tool. */
+function denied(name: string): unknown {
+  const content =
+    `Cannot run tool "${name}": it is not on the allow list (denied by policy). Do not call it ` +
+    "again; use a tool you are allowed to use or continue without it.";
+  return { id: "call-1", name, content, is_error: true };
+}
 
 const FORTUNE_JS = `
 // A third-party plugin: plain JavaScript, no dependency on Terret's packages at all. It asks for the tool
-// registry by its service key and registers one tool, owned by this plugin (it dies with the row).
+// registry by its service key and registers one tool as an effect of its own context (it dies with the row).
 const Tools = Object.freeze({ key: "tools", description: "Tool registry" });
 export const fortune = {
   name: "terret-fortune",
   description: "Tells a fortune",
   inject: [Tools],
   apply(ctx, config) {
-    const tools = ctx.get(Tools);
-    ctx.effect(() => tools.register({ name: "fortune", execute: () => config.fortunes[0] }), "tool fortune");
+    ctx.get(Tools).register(ctx, {
+      name: "fortune",
+      description: "Tells a fortune",
+      parameters: { type: "object", properties: {}, additionalProperties: false },
+      mutating: false,
+      approval: "never",
+      handler: () => config.fortunes[0],
+    });
   },
 };
 `;
@@ -47,7 +70,7 @@ rows:
       fortunes: ["You will ship it."]
 `,
   "project/node_modules/terret-fortune/fortune.js": FORTUNE_JS,
-  "home/profiles/fortune/profile.yml": "bundles:\n  - stand-in-tools\n  - terret-fortune\n",
+  "home/profiles/fortune/profile.yml": "bundles:\n  - core-tools\n  - terret-fortune\n",
   "allow.yml": "rows:\n  - id: tools.allow\n    config: { allow: [fort*] }\n",
 };
 
@@ -63,7 +86,7 @@ Deno.test("a stranger bundle package is discovered from its metadata, composed, 
   const resolved = await resolveProfile("fortune", options);
   const bundle = tree.path("project/node_modules/terret-fortune/terret/bundle.yml");
   assert.deepStrictEqual(resolved.layers.map((layer) => [layer.name, layer.file]), [
-    ["bundle stand-in-tools", new URL("stand-in-tools.yml", FIXTURE_BUNDLES).pathname],
+    ["bundle core-tools", new URL("core-tools.yml", FIXTURE_BUNDLES).pathname],
     ["bundle terret-fortune", bundle],
   ]);
   assert.deepStrictEqual(resolved.plugins.get("terret-fortune"), {
@@ -77,25 +100,30 @@ Deno.test("a stranger bundle package is discovered from its metadata, composed, 
 
   {
     await using terret = await bootProfile("fortune", options);
-    const tools = terret.ctx.get(Tools);
-    assert.deepStrictEqual(tools.names(), ["fortune"]);
-    await assert.rejects(
-      tools.execute("fortune"),
-      (error: unknown) =>
-        isTerretError(error, "Denied") &&
-        error.message === 'Cannot run tool "fortune": the allow list does not name it',
-    );
+    const tools = terret.ctx.get(ToolsKey);
+    assert.deepStrictEqual(tools.list().map((tool) => tool.name), ["fortune"]);
+    assert.deepStrictEqual(await runTool(terret.ctx, "fortune"), denied("fortune"));
     await terret.loader.reconfigure("tools.allow", { allow: ["fortune"] });
-    assert.equal(await terret.ctx.get(Tools).execute("fortune"), "You will ship it.");
+    assert.deepStrictEqual(await runTool(terret.ctx, "fortune"), {
+      id: "call-1",
+      name: "fortune",
+      content: "You will ship it.",
+      is_error: false,
+    });
   }
 
   await using allowed = await bootProfile("fortune", {
     ...options,
     patches: [tree.path("allow.yml")],
   });
-  assert.equal(await allowed.ctx.get(Tools).execute("fortune"), "You will ship it.");
+  assert.deepStrictEqual(await runTool(allowed.ctx, "fortune"), {
+    id: "call-1",
+    name: "fortune",
+    content: "You will ship it.",
+    is_error: false,
+  });
   await allowed.loader.fiber("tools.fortune")!.dispose();
-  assert.deepStrictEqual(allowed.ctx.get(Tools).names(), []);
+  assert.deepStrictEqual(allowed.ctx.get(ToolsKey).list(), []);
 });
 
 Deno.test("trt doctor and dump-config see the discovered stranger bundle from the working directory", async () => {
@@ -113,8 +141,10 @@ Deno.test("trt doctor and dump-config see the discovered stranger bundle from th
   });
   assert.equal(code, 0);
   assert.deepStrictEqual(out.join("").split("\n").slice(1), [
-    "ok      rows tools.allow: ok (stand-in-tools-allow)",
-    "ok      rows tools.registry: ok (stand-in-tools)",
+    "ok      rows sessions.store: ok (terret-store-memory)",
+    "ok      rows sessions: ok (terret-sessions)",
+    "ok      rows tools: ok (terret-tools)",
+    "ok      rows tools.allow: ok (terret-tools-allow)",
     "ok      rows tools.fortune: ok (terret-fortune)",
     "ok      permissions: every grant is scoped",
     "",
@@ -125,7 +155,7 @@ Deno.test("trt doctor and dump-config see the discovered stranger bundle from th
 Deno.test("a package named by path (deno.json metadata) needs --allow-config-code before its code loads", async () => {
   await using tree = await writeTree({
     ...STRANGER,
-    "home/profiles/fortune/profile.yml": "bundles:\n  - stand-in-tools\n  - ../../../vendor/dice\n",
+    "home/profiles/fortune/profile.yml": "bundles:\n  - core-tools\n  - ../../../vendor/dice\n",
     "vendor/dice/deno.json": JSON.stringify({
       name: "@stranger/dice",
       terret: { bundle: "dice.yml" },
@@ -133,7 +163,7 @@ Deno.test("a package named by path (deno.json metadata) needs --allow-config-cod
     "vendor/dice/dice.yml":
       "plugins:\n  dice: ./dice.js#dice\nrows:\n  - { id: tools.dice, plugin: dice }\n",
     "vendor/dice/dice.js":
-      `const Tools = { key: "tools", description: "" };\nexport const dice = { name: "dice", inject: [Tools], apply(ctx) { ctx.effect(() => ctx.get(Tools).register({ name: "dice", execute: () => "4" })); } };\n`,
+      `const Tools = { key: "tools", description: "" };\nexport const dice = { name: "dice", inject: [Tools], apply(ctx) { ctx.get(Tools).register(ctx, { name: "dice", description: "Rolls a die", parameters: { type: "object" }, handler: () => "4" }); } };\n`,
   });
   const options = {
     home: tree.path("home"),
@@ -158,9 +188,6 @@ Deno.test("a package named by path (deno.json metadata) needs --allow-config-cod
     allowConfigCode: true,
     patches: [tree.path("allow.yml")],
   });
-  assert.deepStrictEqual(terret.ctx.get(Tools).names(), ["dice"]);
-  await assert.rejects(
-    terret.ctx.get(Tools).execute("dice"),
-    /^TerretError: Cannot run tool "dice": the allow list does not name it$/,
-  );
+  assert.deepStrictEqual(terret.ctx.get(ToolsKey).list().map((tool) => tool.name), ["dice"]);
+  assert.deepStrictEqual(await runTool(terret.ctx, "dice"), denied("dice"));
 });

@@ -23,12 +23,12 @@ Deno.test("a config error in a real trt process is one line on stderr and exit c
     decoder.decode(output.stderr),
     `trt dump-config: Cannot apply row "llm.mian" from --patch "${
       tree.path("bad.yml")
-    }" line 2: no earlier layer has a row with this id (known: workspace, sessions.store, llm.main, fs, sandbox, subprocess, shell, terminals, tools.std, tools.allow, approvals, interfaces.ws); to insert a new row, give it a plugin\n`,
+    }" line 2: no earlier layer has a row with this id (known: workspace, credentials, redaction, sessions.store, sessions, llm, llm.main, fs, sandbox, subprocess, shell, terminals, tools, tools.std, tools.allow, prompt, agents, loop, approvals, interfaces.ws); to insert a new row, give it a plugin\n`,
   );
   assert.equal(output.code, 2);
 });
 
-Deno.test("trt serve keeps running until SIGTERM, says why its sandbox cannot start, then disposes and exits 0", async () => {
+Deno.test("trt serve keeps running until SIGTERM, says it has no model key and why its sandbox cannot start, then disposes and exits 0", async () => {
   // A docker CLI that is not there, so the sandbox check says the same on every machine.
   await using tree = await writeTree({
     "patch.yml":
@@ -37,6 +37,8 @@ Deno.test("trt serve keeps running until SIGTERM, says why its sandbox cannot st
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", MAIN, "serve", "--home", tree.dir],
     cwd: ROOT,
+    // No key, whatever the machine has: the host boots anyway and says so.
+    env: { OPENROUTER_API_KEY: "" },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -66,18 +68,24 @@ Deno.test("trt serve keeps running until SIGTERM, says why its sandbox cannot st
   const [status, err] = await Promise.all([child.status, new Response(child.stderr).text()]);
   assert.equal(
     err,
-    'trt serve: error: sandbox: the docker sandbox cannot start on this machine: the docker CLI "/nonexistent/docker" is not installed. ' +
+    'trt serve: warning: llm: row "llm.main" has no API key: every model request for role "main" fails ' +
+      "until OPENROUTER_API_KEY is set (or the row is given an api_key)\n" +
+      'trt serve: error: sandbox: the docker sandbox cannot start on this machine: the docker CLI "/nonexistent/docker" is not installed. ' +
       "Every program an agent runs fails until it can (none runs unsandboxed): fix it, or patch row " +
       '"sandbox" with another provider (plugin: sandbox-none with config {acknowledge_unsandboxed: true} ' +
       "runs programs on the host, uncontained)\n",
   );
   assert.equal(status.code, 0);
   assert.deepStrictEqual(out.split("\n"), [
-    'trt serve: booted profile "headless" (shipped template): 6 of 12 rows mounted (workspace, fs, sandbox, subprocess, shell, terminals)',
-    "trt serve: disabled rows: sessions.store, llm.main, tools.std, tools.allow, approvals, interfaces.ws",
+    'trt serve: booted profile "headless" (shipped template): 18 of 20 rows mounted (workspace, credentials, ' +
+    "redaction, sessions.store, sessions, llm, llm.main, fs, sandbox, subprocess, shell, terminals, tools, " +
+    "tools.std, tools.allow, prompt, agents, loop)",
+    "trt serve: disabled rows: approvals, interfaces.ws",
     'trt serve: no interface row is mounted, so nothing is served ("interfaces.ws" is disabled; enable it with a patch once its plugin is available)',
     "trt serve: running until SIGINT or SIGTERM",
     "trt serve: stopped",
     "",
   ]);
+  // The session store is the SQLite file under the Terret home.
+  assert.equal((await Deno.stat(`${tree.dir}/sessions/terret.db`)).isFile, true);
 });

@@ -26,3 +26,40 @@ export const AgentDisposed: EventDefinition<"emit", AgentDisposedPayload, void> 
     payload: z.object({ agent_id: z.string(), session_id: z.string() }),
   },
 );
+
+/** An agent's status: `idle` → `running` (→ `waiting_approval` → `running`) → `idle`, or `failed`. */
+export type AgentStatus = "idle" | "running" | "waiting_approval" | "failed" | "disposed";
+
+/** Payload of {@linkcode AgentStatusChanged}. */
+export interface AgentStatusChangedPayload {
+  readonly agent_id: string;
+  readonly session_id: string;
+  readonly status: AgentStatus;
+  readonly previous: AgentStatus;
+}
+
+const status = z.enum(["idle", "running", "waiting_approval", "failed", "disposed"]);
+
+/**
+ * Emitted (on the agents service's context) whenever an agent's status changes, in order per agent. Live only: the
+ * durable record of a turn is its `turn/start` … `turn/end` in the session log.
+ */
+export const AgentStatusChanged: EventDefinition<"emit", AgentStatusChangedPayload, void> =
+  defineEvent("agent/status", {
+    mode: "emit",
+    owner: "@terret/core",
+    description:
+      "An agent's status changed (idle, running, waiting_approval, failed, disposed); live, never logged.",
+    payload: z.object({
+      agent_id: z.string(),
+      session_id: z.string(),
+      status,
+      previous: status,
+    }),
+  });
+
+/** Every live event the agents service emits, for the events catalog. */
+export const AGENT_EVENTS: readonly EventDefinition[] = Object.freeze([
+  AgentDisposed,
+  AgentStatusChanged,
+] as EventDefinition[]);

@@ -8,6 +8,7 @@ import {
   type Context,
   defineService,
   type Disposer,
+  type HostPermissions,
   Service,
   type ServiceKey,
   TerretError,
@@ -69,6 +70,11 @@ export class LlmRegistry extends Service<Readonly<Record<string, never>>> {
   /** No configuration. */
   static readonly config: z.ZodType<Readonly<Record<string, never>>> = z.object({}).strict()
     .default({}) as unknown as z.ZodType<Readonly<Record<string, never>>>;
+
+  /** No host permission of its own: the registry only holds adapters; each adapter row declares its own. */
+  static permissions(): HostPermissions {
+    return {};
+  }
 
   readonly #adapters = new Map<ModelRole, LlmAdapter>();
 

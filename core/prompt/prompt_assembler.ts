@@ -8,6 +8,7 @@ import {
   type Context,
   defineService,
   type Disposer,
+  type HostPermissions,
   Service,
   type ServiceKey,
   TerretError,
@@ -145,6 +146,11 @@ export class PromptAssembler extends Service<PromptConfig> implements Prompt {
   static readonly inject: readonly ServiceKey<unknown>[] = [SessionsKey];
   /** The config schema. */
   static readonly config: z.ZodType<PromptConfig> = promptConfig;
+
+  /** No host permission of its own: it reads the log through the sessions service. */
+  static permissions(): HostPermissions {
+    return {};
+  }
 
   readonly #token = Object.freeze({});
   #personas: SessionProjection<PersonaState> | undefined;

@@ -445,6 +445,7 @@ export const jsonlStorePlugin: Plugin<JsonlStoreConfig> = definePlugin({
     "Session store as one greppable JSONL file per session; one process per directory (locked).",
   provides: [SessionStoreKey],
   config: jsonlStoreConfig,
+  permissions: (config) => ({ read: [config.dir], write: [config.dir] }),
   apply(ctx: Context, config: JsonlStoreConfig): void {
     const store = JsonlSessionStore.open({
       dir: config.dir,

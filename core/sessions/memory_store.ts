@@ -132,6 +132,7 @@ export const memoryStorePlugin: Plugin<Record<string, never>> = definePlugin({
   description: "Session store in memory (tests, throwaway sessions); nothing survives the process.",
   provides: [SessionStoreKey],
   config: memoryStoreConfig,
+  permissions: () => ({}),
   apply(ctx: Context): void {
     const store = new MemorySessionStore({ report: reporter(ctx) });
     ctx.effect(() => () => store.close(), "close memory store");

@@ -15,7 +15,8 @@ import {
 } from "@terret/hames";
 import type { Message } from "../llm/vocabulary.ts";
 import { BUILTIN_PROJECTIONS, deriveMessages, type Projection } from "./derive_messages.ts";
-import { digestMessages, firstDifference } from "./digest.ts";
+import { createHash } from "node:crypto";
+import { canonicalJson, firstDifference } from "./digest.ts";
 import {
   type AppendInput,
   assertSessionId,
@@ -25,6 +26,7 @@ import {
 } from "./envelope.ts";
 import { InvariantViolated, SESSION_EVENT_TYPES, SessionEventAppended } from "./events.ts";
 import { LiveFeed } from "./_live_feed.ts";
+import { HistoryCache } from "./_history_cache.ts";
 import {
   DEFAULT_MAX_PAYLOAD_BYTES,
   type NormalizedPayload,
@@ -75,6 +77,16 @@ export interface InvariantReport {
   readonly derived_digest: string;
 }
 
+/** Options for {@linkcode Sessions.registerScrubber}. */
+export interface ScrubberOptions {
+  /**
+   * The replacement text the scrubber writes in place of what it removes (`[REDACTED]`). Declaring it lets
+   * consumers recognise redacted values: the loop refuses to re-execute, on resume, a tool call whose logged name or
+   * arguments carry a marker, since the call can no longer be reconstructed.
+   */
+  readonly marker?: string;
+}
+
 /** Options for {@linkcode Sessions.registerEventType}. */
 export interface EventTypeOptions {
   /** How the type projects into model context, or `null` when it is never model-visible. */
@@ -117,8 +129,15 @@ export interface Sessions {
   ): Promise<InvariantReport>;
   /** Normalizes a payload exactly as an append of `type` would (scrubbers and cap included). */
   normalize(type: string, payload: unknown): NormalizedPayload;
-  /** Adds a scrubber for as long as `owner` lives. */
-  registerScrubber(owner: Context, scrubber: Scrubber): Disposer;
+  /** Adds a scrubber (and the marker it writes) for as long as `owner` lives. */
+  registerScrubber(owner: Context, scrubber: Scrubber, options?: ScrubberOptions): Disposer;
+  /**
+   * True while any scrubber is registered: a streaming producer must then hand a whole run of text to one append,
+   * since a scrubber only sees one payload at a time and a secret split across two appends would pass it.
+   */
+  readonly scrubbing: boolean;
+  /** The markers the registered scrubbers declared, in registration order (duplicates removed). */
+  redactionMarkers(): readonly string[];
   /** Adds a durable event type (and its projection) for as long as `owner` lives. */
   registerEventType(owner: Context, type: EventDefinition, options: EventTypeOptions): Disposer;
 }
@@ -135,6 +154,8 @@ export interface SessionLogOptions {
   readonly maxPayloadBytes?: number;
   /** Events a slow stream may buffer before it catches up from the store instead (default 10,000). */
   readonly streamBufferLimit?: number;
+  /** Sessions whose derived history is cached for `deriveMessages` (default 1,024). */
+  readonly historyCacheSessions?: number;
 }
 
 const RESERVED = new Set(["session/created", "session/forked"]);
@@ -159,10 +180,13 @@ export class SessionLog implements Sessions {
   readonly #store: SessionStore;
   readonly #maxBytes: number;
   readonly #bufferLimit: number;
-  readonly #scrubbers: { readonly fn: Scrubber }[] = [];
+  readonly #scrubbers: { readonly fn: Scrubber; readonly marker: string | undefined }[] = [];
   readonly #types = new Map<string, EventDefinition>();
   readonly #projections = new Map<string, Projection>(BUILTIN_PROJECTIONS);
   readonly #feeds = new Map<string, Set<LiveFeed>>();
+  readonly #histories: HistoryCache;
+  /** Canonical JSON of the (deeply frozen) messages the history cache produced, computed once each. */
+  readonly #canonical = new WeakMap<Message, string>();
 
   /**
    * @param ctx the context `session/event` and `sessions/invariant_violated` are emitted on (its mode decides
@@ -175,6 +199,22 @@ export class SessionLog implements Sessions {
     this.#maxBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.#bufferLimit = options.streamBufferLimit ?? 10_000;
     for (const def of SESSION_EVENT_TYPES) this.#types.set(def.name, def);
+    const cacheSessions = options.historyCacheSessions ?? 1024;
+    if (!Number.isSafeInteger(cacheSessions) || cacheSessions < 1) {
+      throw new RangeError(
+        `Cannot create the session log: historyCacheSessions must be a positive integer, got ${cacheSessions}`,
+      );
+    }
+    this.#histories = new HistoryCache(this.#projections, {
+      head: (id, signal) => store.head(id, signal === undefined ? {} : { signal }),
+      read: (id, from, to, signal) =>
+        store.read(id, {
+          from_seq: from,
+          to_seq: to,
+          types: [...this.#projections.keys()],
+          ...(signal === undefined ? {} : { signal }),
+        }),
+    }, cacheSessions);
     ctx.effect(() => {
       const off = store.onCommit((event) => this.#committed(event));
       return () => {
@@ -288,7 +328,14 @@ export class SessionLog implements Sessions {
     return rollupUsage(await this.read(sessionId, { types: ["step/end"], ...signalOf(options) }));
   }
 
+  /**
+   * The model history projected from the stored log. Without `upto` it is served from a per-session cache that only
+   * durable commits and reads from the store advance (see `HistoryCache`): the store's head is read on every call and
+   * only the events not yet folded are read, so the result is exactly what a full replay would give.
+   */
   async deriveMessages(sessionId: string, options: DeriveFromLogOptions = {}): Promise<Message[]> {
+    assertSessionId(sessionId);
+    if (options.upto === undefined) return await this.#histories.derive(sessionId, options.signal);
     const events = await this.read(sessionId, {
       types: [...this.#projections.keys()],
       ...(options.upto === undefined ? {} : { to_seq: options.upto }),
@@ -309,8 +356,11 @@ export class SessionLog implements Sessions {
     options: DeriveFromLogOptions = {},
   ): Promise<InvariantReport> {
     const derived = await this.deriveMessages(sessionId, options);
-    const outboundDigest = digestMessages(outbound);
-    const derivedDigest = digestMessages(derived);
+    const derivedDigest = this.#digest(derived);
+    // The same (cache-produced, frozen) messages in the same order cannot digest differently.
+    const same = outbound.length === derived.length &&
+      outbound.every((message, i) => message === derived[i]);
+    const outboundDigest = same ? derivedDigest : this.#digest(outbound);
     const report = {
       ok: outboundDigest === derivedDigest,
       outbound_digest: outboundDigest,
@@ -338,6 +388,21 @@ export class SessionLog implements Sessions {
     return report;
   }
 
+  /** `digestMessages(messages)`, reusing the canonical JSON of messages the history cache produced. */
+  #digest(messages: readonly Message[]): string {
+    const parts: string[] = [];
+    for (const message of messages) {
+      if (!this.#histories.owns(message)) {
+        parts.push(canonicalJson(message));
+        continue;
+      }
+      let text = this.#canonical.get(message);
+      if (text === undefined) this.#canonical.set(message, text = canonicalJson(message));
+      parts.push(text);
+    }
+    return createHash("sha256").update(`[${parts.join(",")}]`).digest("hex");
+  }
+
   normalize(type: string, payload: unknown): NormalizedPayload {
     return normalizePayload(type, payload, {
       scrubbers: this.#scrubbers.map((entry) => entry.fn),
@@ -345,12 +410,27 @@ export class SessionLog implements Sessions {
     });
   }
 
-  registerScrubber(owner: Context, scrubber: Scrubber): Disposer {
+  get scrubbing(): boolean {
+    return this.#scrubbers.length > 0;
+  }
+
+  redactionMarkers(): readonly string[] {
+    const markers = this.#scrubbers.flatMap((entry) =>
+      entry.marker === undefined ? [] : [entry.marker]
+    );
+    return [...new Set(markers)];
+  }
+
+  registerScrubber(owner: Context, scrubber: Scrubber, options: ScrubberOptions = {}): Disposer {
     if (typeof scrubber !== "function") {
       throw new TypeError("Cannot register a scrubber: it must be a function");
     }
+    const marker = options.marker;
+    if (marker !== undefined && (typeof marker !== "string" || marker === "")) {
+      throw new TypeError("Cannot register a scrubber: its marker must be a non-empty string");
+    }
     return owner.effect(() => {
-      const entry = { fn: scrubber };
+      const entry = { fn: scrubber, marker };
       this.#scrubbers.push(entry);
       return () => void this.#scrubbers.splice(this.#scrubbers.indexOf(entry) >>> 0, 1);
     }, "sessions: scrubber");
@@ -372,10 +452,13 @@ export class SessionLog implements Sessions {
     }
     return owner.effect(() => {
       this.#types.set(type.name, type);
-      if (options.projection !== null) this.#projections.set(type.name, options.projection);
+      if (options.projection !== null) {
+        this.#projections.set(type.name, options.projection);
+        this.#histories.clear();
+      }
       return () => {
         this.#types.delete(type.name);
-        this.#projections.delete(type.name);
+        if (this.#projections.delete(type.name)) this.#histories.clear();
       };
     }, `sessions: event type ${type.name}`);
   }
@@ -423,6 +506,7 @@ export class SessionLog implements Sessions {
   }
 
   #committed(event: SessionEvent): void {
+    this.#histories.committed(event);
     this.#ctx.emit(SessionEventAppended, event);
     const feeds = this.#feeds.get(event.session_id);
     if (feeds !== undefined) { for (const feed of feeds) feed.push(event); }

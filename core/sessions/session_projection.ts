@@ -151,6 +151,15 @@ export class SessionProjection<S> {
   }
 
   #appended(event: SessionEvent): void {
+    if (event.seq === 1 && event.type === "session/created") {
+      // A session's first event is all its state so far: cache it without a read.
+      this.#forget(event.session_id);
+      if (!this.#cache.has(event.session_id) && !this.#closed) {
+        this.#cache.set(event.session_id, { state: this.#options.initial(event), seq: 1 });
+        while (this.#cache.size > this.#max) this.#cache.delete(this.#cache.keys().next().value!);
+      }
+      return;
+    }
     if (!this.#types.has(event.type)) return;
     this.#forget(event.session_id);
     const entry = this.#cache.get(event.session_id);

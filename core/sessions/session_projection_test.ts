@@ -7,6 +7,8 @@ import { SessionProjection } from "./session_projection.ts";
 async function setup() {
   const ctx = createContext({ mode: "test" });
   const log = new SessionLog(ctx, new MemorySessionStore());
+  // Created before the projection listens, so its first get reads the log.
+  await log.create({ session_id: "s1" });
   let reads = 0;
   const counted = Object.create(log, {
     read: { value: (...args: Parameters<typeof log.read>) => (reads++, log.read(...args)) },
@@ -16,7 +18,6 @@ async function setup() {
     initial: (created) => [`created at seq ${created.seq}`],
     fold: (state, event) => [...state, (event.payload as { title: string }).title],
   });
-  await log.create({ session_id: "s1" });
   return { ctx, log, titles, reads: () => reads };
 }
 
@@ -71,4 +72,14 @@ Deno.test("SessionProjection stops listening and drops its cache when disposed",
       error instanceof RangeError &&
       error.message === "Cannot create a session projection: maxSessions must be at least 1",
   );
+});
+
+Deno.test("SessionProjection caches a session created while it listens from its first event, without a read", async () => {
+  const { ctx, log, titles, reads } = await setup();
+  await using _ = ctx;
+  await log.create({ session_id: "s2" });
+  assert.equal(titles.cached("s2"), true);
+  await log.append("s2", { type: "session/titled", payload: { title: "new" } });
+  assert.deepStrictEqual(await titles.get("s2"), ["created at seq 1", "new"]);
+  assert.equal(reads(), 0);
 });

@@ -15,6 +15,8 @@ export interface SessionsConfig {
   readonly max_payload_bytes: number;
   /** Events a slow stream buffers before it catches up from the store instead. */
   readonly stream_buffer_limit: number;
+  /** Sessions whose derived model history is cached. */
+  readonly history_cache_sessions: number;
 }
 
 /** The sessions plugin's config schema. */
@@ -25,6 +27,10 @@ export const sessionsConfig: z.ZodType<SessionsConfig> = z.object({
   stream_buffer_limit: z.number().int().min(1).default(10_000).describe(
     "Events a slow stream reader may buffer before it catches up from the store instead",
   ),
+  history_cache_sessions: z.number().int().min(1).default(1024).describe(
+    "Sessions whose derived model history (derive_messages) is cached, fed only by durable commits and reads " +
+      "from the store; a session evicted from the cache is replayed from the store on its next request",
+  ),
 }) as z.ZodType<SessionsConfig>;
 
 /** Provides `sessions` over the mounted `session_store`. */
@@ -34,10 +40,12 @@ export const sessionsPlugin: Plugin<SessionsConfig> = definePlugin({
   inject: [SessionStoreKey],
   provides: [SessionsKey],
   config: sessionsConfig,
+  permissions: () => ({}),
   apply(ctx: Context, config: SessionsConfig): void {
     const log = new SessionLog(ctx, ctx.get(SessionStoreKey), {
       maxPayloadBytes: config.max_payload_bytes,
       streamBufferLimit: config.stream_buffer_limit,
+      historyCacheSessions: config.history_cache_sessions,
     });
     ctx.provide(SessionsKey, log);
   },

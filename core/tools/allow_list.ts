@@ -8,6 +8,7 @@ import {
   type Context,
   defineService,
   type Disposer,
+  type HostPermissions,
   Service,
   type ServiceKey,
 } from "@terret/hames";
@@ -140,6 +141,11 @@ export class ToolAllowList extends Service<AllowListConfig> implements ToolPolic
   static readonly inject: readonly ServiceKey<unknown>[] = [SessionsKey];
   /** The config schema. */
   static readonly config: z.ZodType<AllowListConfig> = allowListConfig;
+
+  /** No host permission of its own: it reads the log through the sessions service. */
+  static permissions(): HostPermissions {
+    return {};
+  }
 
   #floor: PatternSet = new PatternSet([]);
   #projection: SessionProjection<Active> | undefined;

@@ -8,6 +8,7 @@ import {
   type Context,
   defineService,
   type Disposer,
+  type HostPermissions,
   Service,
   type ServiceKey,
   TerretError,
@@ -159,6 +160,11 @@ export class ToolRegistry extends Service<ToolsConfig> implements Tools {
   static readonly key: ServiceKey<Tools> = ToolsKey;
   /** The config schema. */
   static readonly config: z.ZodType<ToolsConfig> = toolsConfig;
+
+  /** No host permission of its own: the tools registered on it declare theirs through their own rows. */
+  static permissions(): HostPermissions {
+    return {};
+  }
 
   readonly #token = Object.freeze({});
   #version = 0;

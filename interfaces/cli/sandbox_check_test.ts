@@ -41,7 +41,8 @@ async function profile(sandboxRow: string) {
   await Deno.mkdir(`${home}/profiles/dev`, { recursive: true });
   await Deno.writeTextFile(
     `${home}/profiles/dev/profile.yml`,
-    "bundles: [base]\nsettings:\n  sandbox:\n    image: img:1\n",
+    "bundles: [base]\nsettings:\n  sandbox:\n    image: img:1\n  sessions:\n    path: sessions.db\n" +
+      "  llm:\n    model: test/model\n",
   );
   if (sandboxRow !== "") {
     await Deno.writeTextFile(`${home}/profiles/dev/patch.yml`, `rows:\n${sandboxRow}`);

@@ -165,8 +165,9 @@ async function pump(
 }
 
 /**
- * The config governing a local main module, so the child resolves imports as this process did: the outermost
- * `deno.json` declaring a workspace above it, else the nearest `deno.json`.
+ * The config governing a local main module, so the child resolves imports as this process did: the nearest
+ * `deno.json` declaring a workspace above it (an unrelated workspace further up, e.g. one in `/tmp`, never wins),
+ * else the nearest `deno.json`.
  */
 async function findConfig(mainModule: string): Promise<string | undefined> {
   if (!mainModule.startsWith("file:")) return undefined;
@@ -177,7 +178,7 @@ async function findConfig(mainModule: string): Promise<string | undefined> {
     try {
       const text = await Deno.readTextFile(file);
       nearest ??= file;
-      if (/"workspace"\s*:/.test(text)) workspace = file;
+      if (/"workspace"\s*:/.test(text)) workspace ??= file;
     } catch {
       // No config here; keep walking up.
     }

@@ -102,7 +102,9 @@ Deno.test("trt permissions prints the headless profile's flags: the exec rows' g
       // process groups; the sandbox row looks the bare `docker` name up on PATH.
       "--allow-read",
       "--allow-write",
-      "--allow-env=DOCKER_API_VERSION,DOCKER_CERT_PATH,DOCKER_CONFIG,DOCKER_CONTEXT,DOCKER_HOST,DOCKER_TLS_VERIFY,HOME,LANG,LC_ALL,LC_CTYPE,LOGNAME,PATH,TMPDIR,TZ,USER",
+      // The llm.main row reaches OpenRouter and reads its key from OPENROUTER_API_KEY.
+      "--allow-net=openrouter.ai",
+      "--allow-env=DOCKER_API_VERSION,DOCKER_CERT_PATH,DOCKER_CONFIG,DOCKER_CONTEXT,DOCKER_HOST,DOCKER_TLS_VERIFY,HOME,LANG,LC_ALL,LC_CTYPE,LOGNAME,OPENROUTER_API_KEY,PATH,TMPDIR,TZ,USER",
       "--allow-run",
       `--allow-ffi=${ffi}`,
       "--allow-sys=gid,uid",
@@ -114,8 +116,18 @@ Deno.test("trt permissions prints the headless profile's flags: the exec rows' g
   assert.deepStrictEqual(JSON.parse(json).grants.read, {
     unscoped: true,
     unscopedBy: ["sandbox", "subprocess", "shell", "terminals"],
-    scopes: [`${ROOT}bundles/base.yml`, `${ROOT}bundles/profiles/headless`],
-    by: { [`${ROOT}bundles/base.yml`]: ["trt"], [`${ROOT}bundles/profiles/headless`]: ["trt"] },
+    // Sorted, so where the clone and the temporary home live decides the order.
+    scopes: [
+      `${home.dir}/sessions`,
+      `${ROOT}bundles/base.yml`,
+      `${ROOT}bundles/profiles/headless`,
+    ].sort(),
+    by: {
+      // The SQLite store's directory under the Terret home (the file, its -wal and -shm siblings).
+      [`${home.dir}/sessions`]: ["sessions.store"],
+      [`${ROOT}bundles/base.yml`]: ["trt"],
+      [`${ROOT}bundles/profiles/headless`]: ["trt"],
+    },
   });
   assert.deepStrictEqual(JSON.parse(json).grants.sys, {
     unscoped: false,

@@ -1,6 +1,6 @@
 /**
- * The execution world under the least-privilege host: `trt serve --scoped` runs the shipped `base` rows (workspace,
- * fs, sandbox, subprocess, shell, terminals) under exactly the flags their permissions hooks declare, and a probe
+ * The execution world under the least-privilege host: `trt serve --scoped` runs the shipped `base` rows (the core's,
+ * and workspace, fs, sandbox, subprocess, shell, terminals) under exactly the flags their permissions hooks declare, and a probe
  * row (`tests/fixtures/exec/world_probe.ts`) writes a file through fs, runs a shell command, a PTY and a piped child
  * that read it, and reports through fs. Once with `sandbox-none`; once with `sandbox-docker` (docker lane): its
  * hook must grant what the container start needs (the docker CLI, its variables, the host's uid:gid).
@@ -45,7 +45,8 @@ async function serveScoped(sandboxRow: string): Promise<{ flags: string[]; repor
   await using tree = await writeTree({
     "home/profiles/scoped/profile.yml":
       `bundles: [base]\nplugins:\n  world-probe: ${PROBE}#worldProbePlugin\n` +
-      `settings:\n  sandbox:\n    image: ${lane.image}\n`,
+      `settings:\n  sandbox:\n    image: ${lane.image}\n  sessions:\n    path: sessions/terret.db\n` +
+      "  llm:\n    model: test/model\n",
   });
   const ws = tree.path("ws");
   await Deno.mkdir(ws);
@@ -96,7 +97,10 @@ Deno.test("the exec rows work under exactly the permissions they declare (sandbo
   assert.deepStrictEqual(flags, [
     "--allow-read",
     "--allow-write",
-    `--allow-env=${[...new Set(["HOME", ...DEFAULT_INHERIT_ENV])].sort().join(",")}`,
+    "--allow-net=openrouter.ai",
+    `--allow-env=${
+      [...new Set(["HOME", "OPENROUTER_API_KEY", ...DEFAULT_INHERIT_ENV])].sort().join(",")
+    }`,
     "--allow-run",
     `--allow-ffi=${ptyScope()}`,
     "--ignore-env=LOG_STREAM,LOG_TOKENS",
@@ -120,9 +124,11 @@ Deno.test({
     assert.deepStrictEqual(flags, [
       "--allow-read",
       "--allow-write",
+      "--allow-net=openrouter.ai",
       `--allow-env=${
         [
           ...new Set([
+            "OPENROUTER_API_KEY",
             "DOCKER_API_VERSION",
             "DOCKER_CERT_PATH",
             "DOCKER_CONFIG",
@@ -130,6 +136,7 @@ Deno.test({
             "DOCKER_HOST",
             "DOCKER_TLS_VERIFY",
             "HOME",
+            "OPENROUTER_API_KEY",
             ...DEFAULT_INHERIT_ENV,
           ]),
         ].sort().join(",")

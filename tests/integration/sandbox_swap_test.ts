@@ -24,7 +24,8 @@ Deno.test({
   async fn() {
     await using tree = await writeTree({
       "home/profiles/swap/profile.yml":
-        `bundles: [base]\nsettings:\n  sandbox:\n    image: ${lane.image}\n`,
+        `bundles: [base]\nsettings:\n  sandbox:\n    image: ${lane.image}\n` +
+        "  sessions:\n    path: sessions/terret.db\n  llm:\n    model: test/model\n",
       "swap.yml":
         "rows:\n  - id: sandbox\n    plugin: sandbox-docker\n    config: { image: !setting sandbox.image, network: none }\n",
     });
@@ -47,11 +48,23 @@ Deno.test({
     }
     const rows = (sandbox: string) => [
       "workspace=workspace",
+      "credentials=terret-credentials",
+      "redaction=terret-redaction",
+      "sessions.store=terret-store-sqlite",
+      "sessions=terret-sessions",
+      "llm=terret-llm",
+      "llm.main=terret-llm-openrouter",
       "fs=fs",
       `sandbox=${sandbox}`,
       "subprocess=subprocess",
       "shell=shell",
       "terminals=terminals",
+      "tools=terret-tools",
+      "tools.std=terret-tools-std",
+      "tools.allow=terret-tools-allow",
+      "prompt=terret-prompt",
+      "agents=terret-agents",
+      "loop=terret-loop",
     ];
     assert.deepStrictEqual(mounted, [rows("sandbox-none"), rows("sandbox-docker")]);
 

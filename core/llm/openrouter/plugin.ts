@@ -7,7 +7,14 @@ import { z } from "zod";
 import { definePlugin, type Plugin } from "@terret/hames";
 import { Llm } from "../llm_registry.ts";
 import { ModelRoleSchema } from "../schemas.ts";
-import type { LlmCapabilities, ModelRole } from "../vocabulary.ts";
+import type {
+  LlmAdapter,
+  LlmCapabilities,
+  LlmRequest,
+  ModelRole,
+  StreamEvent,
+} from "../vocabulary.ts";
+import { estimateTokens } from "../token_estimate.ts";
 import {
   OPENROUTER_BASE_URL,
   OpenRouterAdapter,
@@ -22,8 +29,10 @@ export interface OpenRouterConfig {
   readonly model: string;
   /** The API root (default `https://openrouter.ai/api/v1`; any OpenAI-compatible server works). */
   readonly base_url: string;
-  /** The API key; write it as `!env OPENROUTER_API_KEY` so it comes through the credentials path. */
-  readonly api_key: string;
+  /** The API key (`!env OPENROUTER_API_KEY`); when absent, the variable named by `api_key_env` is read at mount. */
+  readonly api_key?: string | undefined;
+  /** The environment variable read for the key when `api_key` is absent (default `OPENROUTER_API_KEY`). */
+  readonly api_key_env: string;
   /** Extra request headers (`HTTP-Referer`, `X-Title`). */
   readonly headers?: Readonly<Record<string, string>> | undefined;
   /** Extra body fields (`temperature`, `reasoning`, `provider`, `cache_control`, …). */
@@ -49,8 +58,12 @@ export const OpenRouterConfigSchema: z.ZodType<OpenRouterConfig> = z.object({
   base_url: z.url({ protocol: /^https?$/ }).default(OPENROUTER_BASE_URL).describe(
     "The API root; any OpenAI-compatible server (vLLM, llama.cpp, Ollama, LM Studio) works",
   ),
-  api_key: z.string().min(1).describe(
-    "The API key; write `!env OPENROUTER_API_KEY` (never logged, redacted from errors)",
+  api_key: z.string().min(1).optional().describe(
+    "The API key, e.g. `!env OPENROUTER_API_KEY` (never logged, redacted from errors); when absent the row " +
+      "reads the variable named by api_key_env, and without either every request fails with a clear error",
+  ),
+  api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default("OPENROUTER_API_KEY").describe(
+    "The environment variable holding the key when api_key is absent (read when the row mounts)",
   ),
   headers: z.record(z.string(), z.string()).optional().describe(
     "Extra request headers (`HTTP-Referer`, `X-Title`)",
@@ -87,7 +100,7 @@ export function openRouterOptions(config: OpenRouterConfig): OpenRouterAdapterOp
   return {
     model: config.model,
     baseUrl: config.base_url,
-    apiKey: config.api_key,
+    apiKey: config.api_key ?? "",
     headers: config.headers ?? {},
     params: config.params ?? {},
     timeoutMs: config.timeout * 1000,
@@ -97,8 +110,51 @@ export function openRouterOptions(config: OpenRouterConfig): OpenRouterAdapterOp
 }
 
 /**
+ * The adapter a row registers when it has no key: it keeps the row (and the host) booting, and fails every request
+ * at once, without contacting anyone, with a `provider` error saying where the key goes.
+ */
+class KeylessAdapter implements LlmAdapter {
+  readonly capabilities: LlmCapabilities;
+  readonly #message: string;
+
+  constructor(config: OpenRouterConfig) {
+    this.capabilities = new OpenRouterAdapter({
+      ...openRouterOptions(config),
+      apiKey: "unused",
+    }).capabilities;
+    this.#message =
+      `Cannot send a model request for role "${config.role}": no API key is configured (set ` +
+      `${config.api_key_env} in the environment of the host, or give the row an api_key)`;
+  }
+
+  countTokens(request: LlmRequest): number {
+    return estimateTokens(request);
+  }
+
+  async *stream(): AsyncGenerator<StreamEvent> {
+    yield { type: "error", error: { kind: "provider", message: this.#message, retryable: false } };
+  }
+}
+
+/**
+ * The API key a row uses: its `api_key`, else the variable named by `api_key_env` (empty counts as unset).
+ *
+ * @param env where variables are read (default `Deno.env`)
+ */
+export function openRouterKey(
+  config: OpenRouterConfig,
+  env: { get(name: string): string | undefined } = Deno.env,
+): string | undefined {
+  if (config.api_key !== undefined) return config.api_key;
+  const value = env.get(config.api_key_env);
+  return value === undefined || value === "" ? undefined : value;
+}
+
+/**
  * The adapter row plugin: registers an {@linkcode OpenRouterAdapter} for the configured role in the `llm` registry,
- * as an effect of the row. Host permissions: `net` to the `base_url` host (the key itself comes through config).
+ * as an effect of the row. Without a key (no `api_key`, and the `api_key_env` variable unset) it still mounts, and
+ * every request fails at once with a `provider` error naming the variable, so a host boots on a fresh machine.
+ * Host permissions: `net` to the `base_url` host, and `env` for `api_key_env` when `api_key` is absent.
  */
 export const openRouterLlm: Plugin<OpenRouterConfig> = definePlugin({
   name: "terret-llm-openrouter",
@@ -106,9 +162,15 @@ export const openRouterLlm: Plugin<OpenRouterConfig> = definePlugin({
     "A model adapter for OpenRouter or any OpenAI-compatible Chat Completions server, registered for a role",
   inject: [Llm],
   config: OpenRouterConfigSchema,
-  permissions: (config) => ({ net: [new URL(config.base_url).host] }),
+  permissions: (config) => ({
+    net: [new URL(config.base_url).host],
+    ...(config.api_key === undefined ? { env: [config.api_key_env] } : {}),
+  }),
   apply(ctx, config) {
-    const adapter = new OpenRouterAdapter({ ...openRouterOptions(config), logger: ctx.logger });
+    const key = openRouterKey(config);
+    const adapter: LlmAdapter = key === undefined
+      ? new KeylessAdapter(config)
+      : new OpenRouterAdapter({ ...openRouterOptions(config), apiKey: key, logger: ctx.logger });
     ctx.get(Llm).register(ctx, { role: config.role, adapter });
   },
 });

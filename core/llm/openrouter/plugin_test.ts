@@ -4,7 +4,7 @@ import { fakeOpenRouter, sseResponse, textTurn } from "../../testing.ts";
 import { Llm, LlmRegistry } from "../llm_registry.ts";
 import type { StreamEvent } from "../vocabulary.ts";
 import { OpenRouterAdapter } from "./adapter.ts";
-import { OpenRouterConfigSchema, openRouterLlm } from "./plugin.ts";
+import { OpenRouterConfigSchema, openRouterKey, openRouterLlm } from "./plugin.ts";
 
 async function text(stream: AsyncIterable<StreamEvent>): Promise<string> {
   let out = "";
@@ -21,6 +21,7 @@ Deno.test("OpenRouterConfigSchema applies the documented defaults", () => {
     model: "m",
     base_url: "https://openrouter.ai/api/v1",
     api_key: "k",
+    api_key_env: "OPENROUTER_API_KEY",
     timeout: 600,
     max_retries: 2,
   });
@@ -143,5 +144,47 @@ Deno.test("the adapter row asks for network access to its base_url host only", (
   assert.deepStrictEqual(pluginPermissions(openRouterLlm, config()), { net: ["openrouter.ai"] });
   assert.deepStrictEqual(pluginPermissions(openRouterLlm, config("http://127.0.0.1:8080/v1")), {
     net: ["127.0.0.1:8080"],
+  });
+});
+
+Deno.test("a row without a key mounts and fails every request at once with a provider error naming the variable", async () => {
+  await using ctx = createContext({ mode: "test" });
+  await new Loader(ctx).load([
+    { id: "llm", plugin: LlmRegistry },
+    {
+      id: "llm.main",
+      plugin: openRouterLlm,
+      config: { model: "m", api_key_env: "TERRET_TEST_UNSET_KEY_VARIABLE" },
+    },
+  ]);
+  const events: StreamEvent[] = [];
+  for await (const event of ctx.get(Llm).stream({ messages: [] })) events.push(event);
+  assert.deepStrictEqual(events, [{
+    type: "error",
+    error: {
+      kind: "provider",
+      message: 'Cannot send a model request for role "main": no API key is configured (set ' +
+        "TERRET_TEST_UNSET_KEY_VARIABLE in the environment of the host, or give the row an api_key)",
+      retryable: false,
+    },
+  }]);
+  assert.equal(ctx.get(Llm).capabilities().tools, true);
+});
+
+Deno.test("openRouterKey() prefers api_key, then the api_key_env variable; empty counts as unset", () => {
+  const config = OpenRouterConfigSchema.parse({ model: "m", api_key_env: "MY_KEY" });
+  const env = (value: string | undefined) => ({
+    get: (name: string) => name === "MY_KEY" ? value : undefined,
+  });
+  assert.equal(openRouterKey(config, env("sk-env")), "sk-env");
+  assert.equal(openRouterKey(config, env("")), undefined);
+  assert.equal(openRouterKey(config, env(undefined)), undefined);
+  assert.equal(openRouterKey({ ...config, api_key: "sk-row" }, env("sk-env")), "sk-row");
+  assert.deepStrictEqual(pluginPermissions(openRouterLlm, config), {
+    net: ["openrouter.ai"],
+    env: ["MY_KEY"],
+  });
+  assert.deepStrictEqual(pluginPermissions(openRouterLlm, { ...config, api_key: "k" }), {
+    net: ["openrouter.ai"],
   });
 });

@@ -1,0 +1,276 @@
+/**
+ * The agent implementation behind {@linkcode Agent}: the inbox, the status machine and the turn pump that hands
+ * turns to the driver one at a time. Internal to the agents service.
+ *
+ * @module
+ */
+import { type Context, type Logger, TerretError } from "@terret/hames";
+import type { Content } from "../sessions/events.ts";
+import { UserMessage } from "../sessions/events.ts";
+import type { Sessions } from "../sessions/session_log.ts";
+import type { Agent, IdleOptions, InjectOptions } from "./agent.ts";
+import {
+  AGENT_SHUTDOWN,
+  type Driver,
+  type OpenTurn,
+  TURN_CANCELLED,
+  type TurnOutcome,
+  type TurnRun,
+} from "./driver.ts";
+import type { AgentStatus, AgentStatusChangedPayload } from "./events.ts";
+import { Inbox } from "./inbox.ts";
+import { findOpenTurn } from "./open_turn.ts";
+
+/** What an agent needs from the service that made it. */
+export interface AgentHost {
+  readonly sessions: Sessions;
+  readonly logger: Logger;
+  /** The driver mounted now, if any. */
+  driver(): Driver | undefined;
+  /** Reports a status change. */
+  statusChanged(payload: AgentStatusChangedPayload): void;
+}
+
+/** An agent (see {@linkcode Agent}). */
+export class AgentHandle implements Agent {
+  readonly id: string;
+  readonly session_id: string;
+  readonly ctx: Context;
+  readonly #host: AgentHost;
+  readonly #inbox = new Inbox();
+  #status: AgentStatus = "idle";
+  /** The open turn in the log: known open, known closed (`undefined`), or to be read (`"unknown"`). */
+  #open: OpenTurn | undefined | "unknown";
+  #pump: Promise<void> | undefined;
+  #controller: AbortController | undefined;
+  #stopping = false;
+  #idleWaiters: (() => void)[] = [];
+
+  constructor(
+    id: string,
+    sessionId: string,
+    ctx: Context,
+    host: AgentHost,
+    open: OpenTurn | undefined,
+  ) {
+    this.id = id;
+    this.session_id = sessionId;
+    this.ctx = ctx;
+    this.#host = host;
+    this.#open = open;
+  }
+
+  get status(): AgentStatus {
+    return this.#status;
+  }
+
+  get queued(): number {
+    return this.#inbox.size;
+  }
+
+  /** True while a turn runs or is starting. */
+  get busy(): boolean {
+    return this.#pump !== undefined;
+  }
+
+  /** The open turn known from the log (`"unknown"` until read again after a turn left open). */
+  get openTurn(): OpenTurn | undefined | "unknown" {
+    return this.#open;
+  }
+
+  send(content: Content): void {
+    this.#assertLive("send a message");
+    this.#check("user/message", content);
+    this.#inbox.push("message", content, true);
+    this.#kick();
+  }
+
+  inject(content: Content, options: InjectOptions = {}): void {
+    this.#assertLive("inject context");
+    this.#check("context/injected", content);
+    this.#inbox.push("steer", content, options.wake === true);
+    if (options.wake === true) this.#kick();
+  }
+
+  cancel(reason = "cancelled"): boolean {
+    this.#assertLive("cancel");
+    const controller = this.#controller;
+    if (controller === undefined || controller.signal.aborted) return false;
+    this.#inbox.hold();
+    controller.abort(new TerretError(TURN_CANCELLED, String(reason)));
+    return true;
+  }
+
+  wake(): boolean {
+    this.#assertLive("wake");
+    this.#inbox.release();
+    return this.#kick();
+  }
+
+  idle(options: IdleOptions = {}): Promise<void> {
+    if (this.#pump === undefined) return Promise.resolve();
+    const signal = options.signal;
+    return new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const done = (): void => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      const onAbort = (): void => {
+        this.#idleWaiters = this.#idleWaiters.filter((waiter) => waiter !== done);
+        reject(signal!.reason);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#idleWaiters.push(done);
+    });
+  }
+
+  setWaitingApproval(waiting: boolean): void {
+    this.#assertLive("report an approval wait");
+    if (this.#pump === undefined) {
+      throw new TerretError(
+        "AgentIdle",
+        `Cannot report agent "${this.id}" waiting on approval: no turn is running`,
+      );
+    }
+    this.#setStatus(waiting ? "waiting_approval" : "running");
+  }
+
+  /** Stops the agent for good: aborts a running turn as a shutdown (left open in the log) and waits for it. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    this.#controller?.abort(
+      new TerretError(AGENT_SHUTDOWN, `Agent "${this.id}" stopped: the agents service is stopping`),
+    );
+    await this.#pump;
+  }
+
+  /** Marks the agent disposed (after `stop`, or when idle); drops whatever is queued. */
+  markDisposed(): void {
+    this.#stopping = true;
+    this.#inbox.clear();
+    this.#setStatus("disposed");
+  }
+
+  #assertLive(action: string): void {
+    if (this.#status === "disposed" || this.#stopping) {
+      throw new TerretError(
+        "AgentDisposed",
+        `Cannot ${action} for agent "${this.id}": it is disposed`,
+        { details: { agent_id: this.id } },
+      );
+    }
+  }
+
+  #check(type: "user/message" | "context/injected", content: Content): void {
+    const normalized = this.#host.sessions.normalize(type, { content });
+    const checked = UserMessage.payload.safeParse(normalized.value);
+    if (!checked.success) {
+      const issues = checked.error.issues
+        .map((issue) => `${["payload", ...issue.path.map(String)].join(".")}: ${issue.message}`)
+        .join("; ");
+      throw new TerretError(
+        "InvalidPayload",
+        `Cannot queue "${type}" for agent "${this.id}": the payload breaks its schema: ${issues}`,
+        { details: { type } },
+      );
+    }
+  }
+
+  /** Starts the pump when a turn is owed and none runs; true when one runs or starts. */
+  #kick(): boolean {
+    if (this.#pump !== undefined) return true;
+    if (this.#stopping || (!this.#inbox.waking && this.#open === undefined)) return false;
+    this.#pump = this.#runTurns().finally(() => {
+      this.#pump = undefined;
+      for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    });
+    return true;
+  }
+
+  async #runTurns(): Promise<void> {
+    for (;;) {
+      if (this.#open === "unknown") {
+        try {
+          this.#open = await findOpenTurn(this.#host.sessions, this.session_id);
+        } catch (error) {
+          this.#host.logger.log("error", `Agent "${this.id}" could not read its log to resume`, {
+            agent_id: this.id,
+            session_id: this.session_id,
+            error,
+          });
+          return;
+        }
+      }
+      if (this.#stopping || (!this.#inbox.waking && this.#open === undefined)) return;
+      const driver = this.#host.driver();
+      if (driver === undefined) {
+        this.#host.logger.log(
+          "warn",
+          `Agent "${this.id}" has input but no driver is mounted (service "loop"); it waits for the next wake`,
+          { agent_id: this.id, session_id: this.session_id },
+        );
+        return;
+      }
+      const outcome = await this.#runOne(driver);
+      if (this.#stopping) return;
+      if (!outcome.closed) {
+        this.#open = "unknown";
+        return;
+      }
+      this.#open = undefined;
+    }
+  }
+
+  async #runOne(driver: Driver): Promise<TurnOutcome> {
+    const controller = new AbortController();
+    this.#controller = controller;
+    this.#setStatus("running");
+    const inbox = this.#inbox;
+    const resume = this.#open === "unknown" ? undefined : this.#open;
+    const run: TurnRun = {
+      agent: this,
+      signal: controller.signal,
+      resume,
+      claim: () => inbox.claim(),
+      get hasInput() {
+        return inbox.waking;
+      },
+      setStatus: (status) => {
+        if (this.#controller === controller) this.#setStatus(status);
+      },
+    };
+    let outcome: TurnOutcome;
+    try {
+      outcome = await driver.runTurn(run);
+    } catch (error) {
+      this.#host.logger.log("error", `The driver failed running a turn of agent "${this.id}"`, {
+        agent_id: this.id,
+        session_id: this.session_id,
+        error,
+      });
+      outcome = {
+        status: "failed",
+        steps: 0,
+        closed: false,
+        error: { code: "DriverFailed", message: "The driver failed (see the host's log)" },
+      };
+    } finally {
+      this.#controller = undefined;
+    }
+    if (!this.#stopping) this.#setStatus(outcome.status === "failed" ? "failed" : "idle");
+    return outcome;
+  }
+
+  #setStatus(status: AgentStatus): void {
+    const previous = this.#status;
+    if (previous === status || previous === "disposed") return;
+    this.#status = status;
+    this.#host.statusChanged({
+      agent_id: this.id,
+      session_id: this.session_id,
+      status,
+      previous,
+    });
+  }
+}

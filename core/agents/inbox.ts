@@ -1,0 +1,77 @@
+/**
+ * An agent's one inbox: queued messages and steers, claimed step by step.
+ *
+ * @module
+ */
+import type { Content } from "../sessions/events.ts";
+import type { InputItem } from "../loop/events.ts";
+
+interface Pending {
+  readonly kind: "message" | "steer";
+  readonly content: Content;
+  /** A message always wakes; a steer only when sent with `wake`. */
+  readonly wake: boolean;
+}
+
+/**
+ * The inbox: one queue in arrival order.
+ *
+ * Contract: `claim` takes every pending steer and the oldest message (at most one), in arrival order, and leaves
+ * the rest queued; nothing is ever dropped except by `clear`. `waking` is true while a message or a steer sent with
+ * `wake` waits and the inbox is not held; `hold` (after a cancel) keeps queued input from waking the agent until
+ * the next `push` or `release`.
+ */
+export class Inbox {
+  #items: Pending[] = [];
+  #held = false;
+
+  /** Items waiting. */
+  get size(): number {
+    return this.#items.length;
+  }
+
+  /** True while waking input waits and the inbox is not held. */
+  get waking(): boolean {
+    return !this.#held && this.#items.some((item) => item.wake);
+  }
+
+  /** Queues an item; any push releases a hold. */
+  push(kind: "message" | "steer", content: Content, wake: boolean): void {
+    this.#items.push({ kind, content, wake: kind === "message" || wake });
+    this.#held = false;
+  }
+
+  /** Takes every pending steer and the oldest message, in arrival order. */
+  claim(): InputItem[] {
+    const taken: InputItem[] = [];
+    const kept: Pending[] = [];
+    let message = false;
+    for (const item of this.#items) {
+      if (item.kind === "steer" || !message) {
+        if (item.kind === "message") message = true;
+        taken.push({ kind: item.kind, content: item.content });
+      } else {
+        kept.push(item);
+      }
+    }
+    this.#items = kept;
+    return taken;
+  }
+
+  /** Keeps queued input from waking the agent until the next push or release. */
+  hold(): void {
+    this.#held = true;
+  }
+
+  /** Ends a hold. */
+  release(): void {
+    this.#held = false;
+  }
+
+  /** Drops everything queued; returns how many items were dropped. */
+  clear(): number {
+    const count = this.#items.length;
+    this.#items = [];
+    return count;
+  }
+}

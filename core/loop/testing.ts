@@ -1,0 +1,121 @@
+/**
+ * Test helpers for code built on agents and the loop (interfaces, drivers, tools): a mounted agent stack (store,
+ * sessions, model registry with an adapter for `main`, tools, allow list, prompt, agents and a driver) and a
+ * projection of a session's events for exact sequence assertions.
+ *
+ * @module
+ */
+import {
+  type Context,
+  createContext,
+  type CreateContextOptions,
+  type PluginLike,
+} from "@terret/hames";
+import { AgentRegistry, type Agents, AgentsKey } from "../agents/agent_registry.ts";
+import { Llm, LlmRegistry } from "../llm/llm_registry.ts";
+import type { LlmAdapter } from "../llm/vocabulary.ts";
+import { type Prompt, PromptAssembler, PromptKey } from "../prompt/prompt_assembler.ts";
+import type { SessionEvent } from "../sessions/envelope.ts";
+import { memoryStorePlugin } from "../sessions/memory_store.ts";
+import { type Sessions, SessionsKey } from "../sessions/session_log.ts";
+import { sessionsPlugin } from "../sessions/sessions_plugin.ts";
+import { sqliteStorePlugin } from "../sessions/sqlite_store.ts";
+import { ToolAllowList } from "../tools/allow_list.ts";
+import { ToolRegistry, type Tools, ToolsKey } from "../tools/tool_registry.ts";
+import { AgentLoop } from "./loop.ts";
+
+/** Options for {@linkcode createAgentStack}. */
+export interface AgentStackOptions {
+  /** The adapter registered for role `main` (none: requests fail with `LlmMissing`). */
+  readonly adapter?: LlmAdapter;
+  /** The allow-list floor (default: none mounted, every call denied). */
+  readonly allow?: readonly string[];
+  /** A SQLite file to store sessions in (default: the memory store). */
+  readonly sqlitePath?: string;
+  /** The agents cap (default 128). */
+  readonly maxAgents?: number;
+  /** The loop's `max_steps` (default 25). */
+  readonly maxSteps?: number;
+  /** The driver plugin mounted as `loop` (default the default loop, {@linkcode AgentLoop}). */
+  readonly driver?: PluginLike;
+  /** The driver's config (default `{max_steps}` for the default loop, `{}` otherwise). */
+  readonly driverConfig?: unknown;
+  /** Context options (default `{mode: "test"}`). */
+  readonly context?: CreateContextOptions;
+}
+
+/** A mounted agent stack. */
+export interface AgentStack extends AsyncDisposable {
+  readonly ctx: Context;
+  readonly sessions: Sessions;
+  readonly tools: Tools;
+  readonly prompt: Prompt;
+  readonly agents: Agents;
+  /** Disposes the context (agents first, then the store). */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Mounts an agent stack on a fresh context and waits for it to settle.
+ *
+ * @example
+ * ```ts
+ * import { createAgentStack, scriptedAdapter, textReply } from "@terret/core/testing";
+ * await using stack = await createAgentStack({ adapter: scriptedAdapter([textReply("Hi")]) });
+ * const agent = await stack.agents.ensure("a1");
+ * agent.send("Hello");
+ * await agent.idle();
+ * console.log((await stack.sessions.read("a1")).map((event) => event.type).join(" "));
+ * ```
+ */
+export async function createAgentStack(options: AgentStackOptions = {}): Promise<AgentStack> {
+  const ctx = createContext(options.context ?? { mode: "test" });
+  try {
+    if (options.sqlitePath === undefined) {
+      ctx.plugin(memoryStorePlugin, {}, { id: "sessions.store" });
+    } else {
+      ctx.plugin(sqliteStorePlugin, { path: options.sqlitePath }, { id: "sessions.store" });
+    }
+    ctx.plugin(sessionsPlugin, {}, { id: "sessions" });
+    ctx.plugin(LlmRegistry, {}, { id: "llm" });
+    ctx.plugin(ToolRegistry, {}, { id: "tools" });
+    if (options.allow !== undefined) {
+      ctx.plugin(ToolAllowList, { allow: [...options.allow] }, { id: "tools.allow" });
+    }
+    ctx.plugin(PromptAssembler, {}, { id: "prompt" });
+    ctx.plugin(AgentRegistry, { max_agents: options.maxAgents ?? 128 }, { id: "agents" });
+    const driver = options.driver ?? AgentLoop;
+    const driverConfig = options.driverConfig ??
+      (driver === AgentLoop ? { max_steps: options.maxSteps ?? 25 } : {});
+    ctx.plugin(driver, driverConfig, { id: "loop" });
+    await ctx.idle();
+    if (options.adapter !== undefined) {
+      ctx.get(Llm).register(ctx, { role: "main", adapter: options.adapter });
+    }
+  } catch (error) {
+    await ctx.dispose();
+    throw error;
+  }
+  const dispose = (): Promise<void> => ctx.dispose();
+  return {
+    ctx,
+    sessions: ctx.get(SessionsKey),
+    tools: ctx.get(ToolsKey),
+    prompt: ctx.get(PromptKey),
+    agents: ctx.get(AgentsKey),
+    dispose,
+    [Symbol.asyncDispose]: dispose,
+  };
+}
+
+/** An event reduced to what a golden sequence pins: `seq`, `type` and `payload` (ids and times vary). */
+export interface EventShape {
+  readonly seq: number;
+  readonly type: string;
+  readonly payload: unknown;
+}
+
+/** Reduces events to their {@linkcode EventShape}s. */
+export function eventShapes(events: readonly SessionEvent[]): EventShape[] {
+  return events.map((event) => ({ seq: event.seq, type: event.type, payload: event.payload }));
+}
