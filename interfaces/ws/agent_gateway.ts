@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Content } from "@terret/core";
+import type { Agent, Agents, Content } from "@terret/core";
 
 /** Options carrying only a signal. */
 export interface GatewaySignal {
@@ -50,4 +50,40 @@ export interface AgentLink {
 export interface AgentGateway {
   /** Resolves (or creates) the agent. */
   open(agentId: string, options?: GatewaySignal): Promise<AgentLink>;
+}
+
+/**
+ * The gateway over the `agents` service: `open` is `agents.ensure(id)` (resolve-or-create, surviving restarts);
+ * each verb re-resolves the live agent, so a link outlives the agent being disposed and re-created in between.
+ * `message` is `agent.send` (a wake: an open turn left in the log by a restart is re-entered first), `steer` is
+ * `agent.inject`, `cancel` is `agent.cancel` on the live agent only (cancelling an agent that is not live is a
+ * no-op and creates nothing).
+ */
+export function agentsGateway(agents: Agents): AgentGateway {
+  const live = async (agentId: string): Promise<Agent> =>
+    agents.get(agentId) ?? await agents.ensure(agentId);
+  return {
+    async open(agentId, options = {}) {
+      const agent = await agents.ensure(
+        agentId,
+        options.signal === undefined ? {} : { signal: options.signal },
+      );
+      return {
+        agentId,
+        sessionId: agent.session_id,
+        async message(content) {
+          (await live(agentId)).send(content);
+        },
+        async steer(content, { wake }) {
+          (await live(agentId)).inject(content, { wake });
+        },
+        cancel(reason) {
+          const agent = agents.get(agentId);
+          if (reason === undefined) agent?.cancel();
+          else agent?.cancel(reason);
+          return Promise.resolve();
+        },
+      };
+    },
+  };
 }

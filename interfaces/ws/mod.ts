@@ -5,7 +5,13 @@
  *
  * @module
  */
-export type { AgentGateway, AgentLink, GatewaySignal, SteerOptions } from "./agent_gateway.ts";
+export {
+  type AgentGateway,
+  type AgentLink,
+  agentsGateway,
+  type GatewaySignal,
+  type SteerOptions,
+} from "./agent_gateway.ts";
 export {
   DENO_MAX_FRAME_BYTES,
   TOKEN_PATTERN,
@@ -31,3 +37,10 @@ export { type Presented, presentedToken, SUBPROTOCOL, TokenGate } from "./auth.t
 export { AGENT_ID_PATTERN } from "./routes.ts";
 export { CLOSE, PROTOCOL_VERSION } from "./connection.ts";
 export { WsServer, type WsServerOptions, type WsStats } from "./ws_server.ts";
+export { WsInterface, type WsService, WsServiceKey } from "./ws_plugin.ts";
+export {
+  generateToken,
+  loadOrCreateToken,
+  type StoredToken,
+  TOKEN_FILE_NAME,
+} from "./token_file.ts";

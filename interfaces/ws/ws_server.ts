@@ -134,7 +134,7 @@ export class WsServer implements AsyncDisposable {
     };
     this.#unlisten = options.ctx.on(SessionEventAppended, (event) => {
       const set = this.#tails.get(event.session_id);
-      if (set !== undefined) for (const connection of set) connection.live(event);
+      if (set !== undefined) { for (const connection of set) connection.live(event); }
     });
   }
 

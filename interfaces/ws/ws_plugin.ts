@@ -1,0 +1,101 @@
+/**
+ * The `terret-ws` plugin (row `interfaces.ws`): mounts the socket server over the session log and the agents
+ * service, and provides it as the `ws` service.
+ *
+ * @module
+ */
+import { defineService, type HostPermissions, Service, type ServiceKey } from "@terret/hames";
+import { AgentsKey, SessionsKey } from "@terret/core";
+import { agentsGateway } from "./agent_gateway.ts";
+import { type WsConfig, wsConfig, type WsConfigInput } from "./config.ts";
+import { WsServer, type WsStats } from "./ws_server.ts";
+import type { z } from "zod";
+
+/** What the `ws` service offers: where it listens and what it is doing. */
+export interface WsService {
+  /** `ws://host:port`. */
+  readonly url: string;
+  /** The bound port (the configured one, or the one picked for port 0). */
+  readonly port: number;
+  /** The bound host. */
+  readonly hostname: string;
+  /** The server's figures. */
+  stats(): WsStats;
+}
+
+/** The `ws` service key. */
+export const WsServiceKey: ServiceKey<WsService> = defineService<WsService>(
+  "ws",
+  "The WebSocket event stream server (row interfaces.ws): its address and figures",
+);
+
+/**
+ * The WebSocket event stream (plugin `terret-ws`, row `interfaces.ws`; docs/protocol.md). Injects `sessions` and
+ * `agents`. A live reconfigure applies tokens, limits and caps in place and rebinds a changed address (see
+ * {@linkcode WsServer.reconfigure}). Host permissions: `net` for its listen address.
+ */
+export class WsInterface extends Service<WsConfig> implements WsService {
+  /** The plugin name rows use. */
+  static readonly pluginName = "terret-ws";
+  /** One line for the config catalog. */
+  static readonly description =
+    "The WebSocket event stream (row interfaces.ws): one connection per agent, replay then live tail, steering frames.";
+  /** The service key. */
+  static readonly key: ServiceKey<WsService> = WsServiceKey;
+  /** The log and the agents. */
+  static readonly inject: readonly ServiceKey<unknown>[] = [SessionsKey, AgentsKey];
+  /** The config schema. */
+  static readonly config: z.ZodType<WsConfig, WsConfigInput> = wsConfig;
+
+  /** `net` for the listen address (`host:port`; the host alone for port 0, which may pick any port). */
+  static permissions(config: WsConfig): HostPermissions {
+    const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+    return { net: [config.port === 0 ? host : `${host}:${config.port}`] };
+  }
+
+  #server: WsServer | undefined;
+
+  /** Binds the address and starts serving. */
+  override async start(): Promise<void> {
+    this.#server = await WsServer.start({
+      ctx: this.ctx,
+      sessions: this.ctx.get(SessionsKey),
+      agents: agentsGateway(this.ctx.get(AgentsKey)),
+      config: this.config,
+      logger: this.ctx.logger,
+    });
+  }
+
+  /** Closes every connection (1001) and the listener. */
+  override async stop(): Promise<void> {
+    await this.#server?.close();
+  }
+
+  /** Applies a new config to the running server. */
+  override async reconfigure(config: WsConfig): Promise<void> {
+    await this.#running().reconfigure(config);
+  }
+
+  get url(): string {
+    return this.#running().url;
+  }
+
+  get port(): number {
+    return this.#running().port;
+  }
+
+  get hostname(): string {
+    return this.#running().hostname;
+  }
+
+  stats(): WsStats {
+    return this.#running().stats();
+  }
+
+  #running(): WsServer {
+    if (this.#server === undefined) {
+      throw new TypeError("Cannot use the ws service: it has not started");
+    }
+    return this.#server;
+  }
+}
