@@ -34,6 +34,7 @@ import {
   terminalsPlugin,
   workspacePlugin,
 } from "@terret/exec";
+import { WsInterface } from "@terret/ws";
 
 /**
  * Every built-in plugin: the core (the session stores `terret-store-sqlite`, `terret-store-jsonl` and
@@ -42,8 +43,8 @@ import {
  * `terret-prompt`, redaction `terret-redaction`, credentials `terret-credentials`, `terret-agents` and the default
  * driver `terret-loop`), the execution world (`workspace`, `fs`, the sandbox providers `sandbox-docker`,
  * `sandbox-deno` and `sandbox-none`, `subprocess`, `shell`, `terminals`) and the standard tools
- * (`terret-tools-std`). Still to land (their base rows are disabled until then): `terret-approvals` (`approvals`)
- * and `terret-ws` (`interfaces.ws`).
+ * (`terret-tools-std`) and the WebSocket event stream (`terret-ws`). Still to land (its base row is disabled until
+ * then): `terret-approvals` (`approvals`).
  */
 export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   sqliteStorePlugin,
@@ -70,4 +71,5 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   stdToolsPlugin,
   redactionPlugin,
   credentialsPlugin,
+  WsInterface,
 ]);

@@ -32,13 +32,15 @@ Deno.test("trt serve keeps running until SIGTERM, says it has no model key and w
   // A docker CLI that is not there, so the sandbox check says the same on every machine.
   await using tree = await writeTree({
     "patch.yml":
-      "rows:\n  - id: sandbox\n    config: { image: terret/sandbox:test, docker: /nonexistent/docker }\n",
+      "rows:\n  - id: sandbox\n    config: { image: terret/sandbox:test, docker: /nonexistent/docker }\n" +
+      // Any free port, so the test never collides with a server on 7878.
+      "  - id: interfaces.ws\n    config: { port: 0, token_env: TERRET_TOKEN }\n",
   });
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", MAIN, "serve", "--home", tree.dir],
     cwd: ROOT,
     // No key, whatever the machine has: the host boots anyway and says so.
-    env: { OPENROUTER_API_KEY: "" },
+    env: { OPENROUTER_API_KEY: "", TERRET_TOKEN: "a-socket-token-from-the-env-0123" },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -76,12 +78,15 @@ Deno.test("trt serve keeps running until SIGTERM, says it has no model key and w
       "runs programs on the host, uncontained)\n",
   );
   assert.equal(status.code, 0);
+  const port = /ws:\/\/127\.0\.0\.1:(\d+)\//.exec(out)?.[1];
   assert.deepStrictEqual(out.split("\n"), [
-    'trt serve: booted profile "headless" (shipped template): 18 of 20 rows mounted (workspace, credentials, ' +
+    'trt serve: booted profile "headless" (shipped template): 19 of 20 rows mounted (workspace, credentials, ' +
     "redaction, sessions.store, sessions, llm, llm.main, fs, sandbox, subprocess, shell, terminals, tools, " +
-    "tools.std, tools.allow, prompt, agents, loop)",
-    "trt serve: disabled rows: approvals, interfaces.ws",
-    'trt serve: no interface row is mounted, so nothing is served ("interfaces.ws" is disabled; enable it with a patch once its plugin is available)',
+    "tools.std, tools.allow, prompt, agents, loop, interfaces.ws)",
+    "trt serve: disabled rows: approvals",
+    "trt serve: serving through interfaces.ws",
+    `trt serve: the WebSocket event stream is at ws://127.0.0.1:${port}/v1/agents/<agent_id>/stream (row interfaces.ws, docs/protocol.md)`,
+    "trt serve: clients authenticate with the token in $TERRET_TOKEN",
     "trt serve: running until SIGINT or SIGTERM",
     "trt serve: stopped",
     "",

@@ -14,8 +14,9 @@ import {
 } from "@terret/hames";
 import * as core from "@terret/core";
 import * as exec from "@terret/exec";
+import * as ws from "@terret/ws";
 
-const modules: readonly Record<string, unknown>[] = [hames, core, exec];
+const modules: readonly Record<string, unknown>[] = [hames, core, exec, ws];
 
 /** Every exported event, each once, outside the kernel's own list. */
 export const CATALOG_EVENTS: readonly EventDefinition[] = unique(

@@ -14,6 +14,7 @@ import {
   type PreparedRow,
   type ResolvedProfile,
 } from "@terret/terret";
+import { type WsService, WsServiceKey } from "@terret/ws";
 import { profilePlan } from "./inspect.ts";
 import type { VerbContext } from "./trt.ts";
 
@@ -38,6 +39,8 @@ export async function serveVerb(context: VerbContext): Promise<number> {
     );
     if (disabled.length > 0) io.stdout(`trt serve: disabled rows: ${disabled.join(", ")}\n`);
     io.stdout(`trt serve: ${interfaceLine(resolved, mounted)}\n`);
+    const ws = booted.ctx.maybe(WsServiceKey);
+    if (ws !== undefined) { for (const line of socketLines(ws)) io.stdout(`trt serve: ${line}\n`); }
     io.stdout("trt serve: running until SIGINT or SIGTERM\n");
     await stopped(io.signal);
   } finally {
@@ -59,6 +62,33 @@ function interfaceLine(resolved: ResolvedProfile, mounted: readonly string[]): s
     } with a patch once its plugin is available)`
     : " (no interfaces.* row in the profile)";
   return `no interface row is mounted, so nothing is served${hint}`;
+}
+
+/**
+ * Where the socket listens and how clients authenticate. A token generated at this start is printed here, once;
+ * later starts say where it is stored, never what it is.
+ */
+function socketLines(ws: WsService): string[] {
+  const lines = [
+    `the WebSocket event stream is at ${ws.url}/v1/agents/<agent_id>/stream (row interfaces.ws, docs/protocol.md)`,
+  ];
+  const tokens = ws.tokens();
+  if (tokens.generated !== undefined && tokens.file !== undefined) {
+    lines.push(
+      `generated a socket token and stored it in ${tokens.file.path} (mode 0600); it is not printed again: ${tokens.generated}`,
+    );
+  } else if (tokens.file !== undefined) {
+    lines.push(`clients authenticate with the token stored in ${tokens.file.path}`);
+  }
+  if (tokens.env !== undefined) lines.push(`clients authenticate with the token in $${tokens.env}`);
+  if (tokens.configured > 0) {
+    lines.push(
+      `clients authenticate with the ${tokens.configured} token${
+        tokens.configured === 1 ? "" : "s"
+      } the row lists`,
+    );
+  }
+  return lines;
 }
 
 /** Runs the `atServe` doctor checks against the booted rows and prints their warnings and errors. */

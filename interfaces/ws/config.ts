@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { isAbsolute, join } from "node:path";
 import { z } from "zod";
 
 /** Characters a token may hold: also valid in a subprotocol name, so a browser can send `bearer.<token>`. */
@@ -22,6 +23,9 @@ export interface WsConfig {
   readonly host: string;
   readonly port: number;
   readonly tokens: readonly TokenGrant[];
+  readonly token_env?: string | undefined;
+  readonly token_file?: string | undefined;
+  readonly dir?: string | undefined;
   readonly heartbeat_seconds: number;
   readonly replay_limit: number;
   readonly max_concurrent_replays: number;
@@ -32,11 +36,14 @@ export interface WsConfig {
   readonly max_connections: number;
 }
 
-/** The config as a row may write it: `tokens` required, everything else defaulted. */
+/** The config as a row may write it (everything defaulted). */
 export interface WsConfigInput {
   readonly host?: string;
   readonly port?: number;
-  readonly tokens: readonly TokenGrant[];
+  readonly tokens?: readonly TokenGrant[];
+  readonly token_env?: string;
+  readonly token_file?: string;
+  readonly dir?: string;
   readonly heartbeat_seconds?: number;
   readonly replay_limit?: number;
   readonly max_concurrent_replays?: number;
@@ -67,9 +74,19 @@ const schema: z.ZodType<WsConfig, WsConfigInput> = z.strictObject({
         "Case-sensitive fnmatch globs over agent ids this token may connect to (* for all)",
       ),
     }),
-  ).min(1).describe(
-    "Bearer tokens and the agent ids each may reach; the base bundle uses !env TERRET_TOKEN granted *, and " +
-      "trt serve generates and stores one under TERRET_HOME when that variable is unset",
+  ).default([]).describe("Bearer tokens and the agent ids each may reach"),
+  token_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional().describe(
+    "An environment variable read when the row mounts: when set, its value is a token granted every agent " +
+      "(the base bundle names TERRET_TOKEN)",
+  ),
+  token_file: z.string().min(1).optional().describe(
+    "When neither tokens nor token_env give a token: the file holding one, granted every agent; created with a " +
+      "fresh token (mode 0600) when missing, relative to dir when given (the base bundle: ws/token under the " +
+      "Terret home). trt serve prints a token it creates, once",
+  ),
+  dir: z.string().min(1).optional().describe(
+    "The directory a relative token_file is resolved against; the base bundle passes the Terret home " +
+      "(!setting terret.home)",
   ),
   heartbeat_seconds: z.number().int().min(0).max(3600).default(30).describe(
     "Ping interval and pong deadline (Deno's idleTimeout); 0 disables; applies to new connections",
@@ -98,3 +115,10 @@ const schema: z.ZodType<WsConfig, WsConfigInput> = z.strictObject({
 
 /** The `interfaces.ws` row's config schema. */
 export const wsConfig: z.ZodType<WsConfig, WsConfigInput> = schema;
+
+/** The token file a config names: `token_file` resolved against `dir` when it is relative, or `undefined`. */
+export function tokenFilePath(config: Pick<WsConfig, "token_file" | "dir">): string | undefined {
+  if (config.token_file === undefined) return undefined;
+  if (config.dir === undefined || isAbsolute(config.token_file)) return config.token_file;
+  return join(config.dir, config.token_file);
+}

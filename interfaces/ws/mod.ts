@@ -15,6 +15,7 @@ export {
 export {
   DENO_MAX_FRAME_BYTES,
   TOKEN_PATTERN,
+  tokenFilePath,
   type TokenGrant,
   type WsConfig,
   wsConfig,
@@ -41,6 +42,8 @@ export { WsInterface, type WsService, WsServiceKey } from "./ws_plugin.ts";
 export {
   generateToken,
   loadOrCreateToken,
+  type ResolvedTokens,
+  resolveTokens,
   type StoredToken,
-  TOKEN_FILE_NAME,
+  type TokenReport,
 } from "./token_file.ts";

@@ -5,10 +5,7 @@
  * @module
  */
 import { TerretError } from "@terret/hames";
-import { TOKEN_PATTERN } from "./config.ts";
-
-/** The file, relative to the Terret home, that holds the generated token. */
-export const TOKEN_FILE_NAME = "ws-token";
+import { TOKEN_PATTERN, tokenFilePath, type TokenGrant, type WsConfig } from "./config.ts";
 
 /** A fresh token: 32 random bytes, base64url without padding (43 characters). */
 export function generateToken(): string {
@@ -73,4 +70,74 @@ export async function loadOrCreateToken(path: string): Promise<StoredToken> {
 function parentOf(path: string): string {
   const index = path.lastIndexOf("/");
   return index <= 0 ? "/" : path.slice(0, index);
+}
+
+/** Where the socket's tokens came from (what `trt serve` reports; the token itself only when just generated). */
+export interface TokenReport {
+  /** How many tokens the row lists under `tokens`. */
+  readonly configured: number;
+  /** The variable (`token_env`) that gave a token, if it was set. */
+  readonly env: string | undefined;
+  /** The token file used (when neither gave one). */
+  readonly file: { readonly path: string; readonly created: boolean } | undefined;
+  /** The token generated into the file at this start, to be shown once; `undefined` otherwise. */
+  readonly generated: string | undefined;
+}
+
+/** The tokens a config grants, and where they came from. */
+export interface ResolvedTokens {
+  readonly grants: readonly TokenGrant[];
+  readonly report: TokenReport;
+}
+
+/**
+ * Resolves a config's tokens: the listed `tokens`, plus the value of `token_env` when that variable is set (granted
+ * every agent); when neither gives one, the token in `token_file` (granted every agent), generated now when the file
+ * does not exist.
+ *
+ * @throws {TerretError} `TokenInvalid` when the variable holds no valid token, `NoToken` when no source gives one,
+ *   and the errors of {@linkcode loadOrCreateToken}
+ */
+export async function resolveTokens(
+  config: Pick<WsConfig, "tokens" | "token_env" | "token_file" | "dir">,
+  env: { get(name: string): string | undefined },
+): Promise<ResolvedTokens> {
+  const grants: TokenGrant[] = [...config.tokens];
+  let fromEnv: string | undefined;
+  if (config.token_env !== undefined) {
+    const value = env.get(config.token_env);
+    if (value !== undefined && value !== "") {
+      if (!TOKEN_PATTERN.test(value)) {
+        throw new TerretError(
+          "TokenInvalid",
+          `Cannot use $${config.token_env} as the socket token: a token is 16 to 512 characters from ` +
+            "A-Z a-z 0-9 . _ ~ + / = -",
+        );
+      }
+      grants.push({ token: value, agents: ["*"] });
+      fromEnv = config.token_env;
+    }
+  }
+  let file: StoredToken | undefined;
+  const path = tokenFilePath(config);
+  if (grants.length === 0 && path !== undefined) {
+    file = await loadOrCreateToken(path);
+    grants.push({ token: file.token, agents: ["*"] });
+  }
+  if (grants.length === 0) {
+    throw new TerretError(
+      "NoToken",
+      "Cannot start the socket: no token is configured (list tokens, set the variable token_env names, or " +
+        "name a token_file)",
+    );
+  }
+  return {
+    grants,
+    report: {
+      configured: config.tokens.length,
+      env: fromEnv,
+      file: file === undefined ? undefined : { path: file.path, created: file.created },
+      generated: file?.created === true ? file.token : undefined,
+    },
+  };
 }

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { TerretError } from "@terret/hames";
-import { generateToken, loadOrCreateToken, TOKEN_FILE_NAME } from "./token_file.ts";
+import { generateToken, loadOrCreateToken } from "./token_file.ts";
+
+const TOKEN_FILE_NAME = "ws/token";
 import { TOKEN_PATTERN } from "./config.ts";
 
 Deno.test("generateToken() is 43 base64url characters that a token may hold", () => {
@@ -42,7 +44,7 @@ Deno.test("loadOrCreateToken() agrees on one token when two callers race to crea
 Deno.test("loadOrCreateToken() refuses a file others can read and one that holds no valid token", async () => {
   const home = await Deno.makeTempDir();
   try {
-    const path = `${home}/${TOKEN_FILE_NAME}`;
+    const path = `${home}/token`;
     await Deno.writeTextFile(path, "a-perfectly-fine-token-0123456789\n", { mode: 0o600 });
     await Deno.chmod(path, 0o644);
     await assert.rejects(

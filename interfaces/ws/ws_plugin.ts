@@ -7,8 +7,10 @@
 import { defineService, type HostPermissions, Service, type ServiceKey } from "@terret/hames";
 import { AgentsKey, SessionsKey } from "@terret/core";
 import { agentsGateway } from "./agent_gateway.ts";
-import { type WsConfig, wsConfig, type WsConfigInput } from "./config.ts";
+import { tokenFilePath, type WsConfig, wsConfig, type WsConfigInput } from "./config.ts";
+import { resolveTokens, type TokenReport } from "./token_file.ts";
 import { WsServer, type WsStats } from "./ws_server.ts";
+import { dirname } from "node:path";
 import type { z } from "zod";
 
 /** What the `ws` service offers: where it listens and what it is doing. */
@@ -21,6 +23,8 @@ export interface WsService {
   readonly hostname: string;
   /** The server's figures. */
   stats(): WsStats;
+  /** Where the tokens came from (the generated token itself only when it was created at this start). */
+  tokens(): TokenReport;
 }
 
 /** The `ws` service key. */
@@ -47,23 +51,34 @@ export class WsInterface extends Service<WsConfig> implements WsService {
   /** The config schema. */
   static readonly config: z.ZodType<WsConfig, WsConfigInput> = wsConfig;
 
-  /** `net` for the listen address (`host:port`; the host alone for port 0, which may pick any port). */
+  /**
+   * `net` for the listen address (`host:port`; the host alone for port 0, which may pick any port), `env` for
+   * `token_env`, and `read`/`write` of the token file's directory (the file is created there, whole, by a link).
+   */
   static permissions(config: WsConfig): HostPermissions {
     const host = config.host.includes(":") ? `[${config.host}]` : config.host;
-    return { net: [config.port === 0 ? host : `${host}:${config.port}`] };
+    const file = tokenFilePath(config);
+    return {
+      net: [config.port === 0 ? host : `${host}:${config.port}`],
+      ...(config.token_env === undefined ? {} : { env: [config.token_env] }),
+      ...(file === undefined ? {} : { read: [dirname(file)], write: [dirname(file)] }),
+    };
   }
 
   #server: WsServer | undefined;
+  #tokens: TokenReport | undefined;
 
-  /** Binds the address and starts serving. */
+  /** Resolves the tokens (generating the token file when it is the only source), binds the address and serves. */
   override async start(): Promise<void> {
+    const { grants, report } = await resolveTokens(this.config, Deno.env);
     this.#server = await WsServer.start({
       ctx: this.ctx,
       sessions: this.ctx.get(SessionsKey),
       agents: agentsGateway(this.ctx.get(AgentsKey)),
-      config: this.config,
+      config: { ...this.config, tokens: grants },
       logger: this.ctx.logger,
     });
+    this.#tokens = report;
   }
 
   /** Closes every connection (1001) and the listener. */
@@ -71,9 +86,11 @@ export class WsInterface extends Service<WsConfig> implements WsService {
     await this.#server?.close();
   }
 
-  /** Applies a new config to the running server. */
+  /** Applies a new config to the running server (its tokens resolved again). */
   override async reconfigure(config: WsConfig): Promise<void> {
-    await this.#running().reconfigure(config);
+    const { grants, report } = await resolveTokens(config, Deno.env);
+    await this.#running().reconfigure({ ...config, tokens: grants });
+    this.#tokens = report;
   }
 
   get url(): string {
@@ -90,6 +107,11 @@ export class WsInterface extends Service<WsConfig> implements WsService {
 
   stats(): WsStats {
     return this.#running().stats();
+  }
+
+  tokens(): TokenReport {
+    this.#running();
+    return this.#tokens!;
   }
 
   #running(): WsServer {

@@ -50,6 +50,8 @@ export class WsClient {
   readonly socket: WebSocket;
   /** Every frame received, in order. */
   readonly frames: Frame[] = [];
+  /** Every frame received, as the text that came over the wire. */
+  readonly texts: string[] = [];
   /** Resolves when the connection has closed. */
   readonly closed: Promise<Closed>;
   #read = 0;
@@ -67,6 +69,7 @@ export class WsClient {
     });
     socket.addEventListener("message", (event) => {
       if (typeof event.data !== "string") throw new TypeError("The server sent a binary frame");
+      this.texts.push(event.data);
       this.frames.push(JSON.parse(event.data));
       this.#wake?.();
     });

@@ -1,0 +1,178 @@
+/**
+ * `trt serve` as a real process serving the socket: a turn over it (the model answered by the shipped plain-text
+ * cassette through the replay middleware), SIGTERM, a second process on the same Terret home: the session replays
+ * byte for byte and the next message starts a new turn. Also: the token `serve` generates is printed once, stored
+ * with mode 0600, and works.
+ */
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import type { SessionEvent } from "@terret/core";
+import { CASSETTES } from "@terret/core/testing";
+import { within, WsClient } from "./_clients.ts";
+import { writeTree } from "../fixtures/composition/tree.ts";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const MAIN = fileURLToPath(new URL("../../interfaces/cli/main.ts", import.meta.url));
+
+/** A running `trt serve`. */
+interface Served {
+  readonly port: number;
+  /** stdout lines so far. */
+  readonly lines: string[];
+  /** Sends SIGTERM and resolves with the exit code, stdout lines and stderr once it has exited. */
+  stop(): Promise<{ code: number; lines: string[]; stderr: string }>;
+}
+
+async function serve(home: string, patch: string): Promise<Served> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, "serve", "--home", home, "--patch", patch],
+    cwd: ROOT,
+    env: { OPENROUTER_API_KEY: "", TERRET_TOKEN: "" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const stderr = new Response(child.stderr).text();
+  let out = "";
+  const readLine = async (): Promise<boolean> => {
+    const { value, done } = await reader.read();
+    if (done) return false;
+    out += value;
+    return true;
+  };
+  try {
+    await within(
+      (async () => {
+        while (!out.includes("running until SIGINT or SIGTERM\n")) {
+          if (!await readLine()) throw new Error(`serve exited: ${out}${await stderr}`);
+        }
+      })(),
+      60_000,
+      "trt serve to come up",
+    );
+  } catch (error) {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // It has exited already.
+    }
+    await child.status;
+    throw error;
+  }
+  const port = Number(/ws:\/\/127\.0\.0\.1:(\d+)\//.exec(out)![1]);
+  return {
+    port,
+    lines: out.split("\n"),
+    async stop() {
+      child.kill("SIGTERM");
+      while (await readLine());
+      const status = await child.status;
+      return { code: status.code, lines: out.split("\n"), stderr: await stderr };
+    },
+  };
+}
+
+const isTurnEnd = (frame: Record<string, unknown>): boolean =>
+  frame.type === "event" && (frame.event as SessionEvent).type === "turn/end";
+
+Deno.test("restarting trt serve on the same store: the session replays byte for byte, and the next message starts a new turn", async () => {
+  await using tree = await writeTree({
+    "serve.yml": [
+      "rows:",
+      // No docker needed: the sandbox row names a CLI that is not there (serve says so and runs on).
+      "  - id: sandbox",
+      "    config: { image: terret/sandbox:test, docker: /nonexistent/docker }",
+      "  - id: llm.main",
+      "    config: { model: anthropic/claude-sonnet-4.5, api_key: replayed-no-request-leaves }",
+      "  - id: llm.replayer",
+      "    plugin: terret-llm-replayer",
+      "    after: llm.main",
+      `    config: { path: ${fileURLToPath(CASSETTES.plainText)}, match: sequence }`,
+      "  - id: interfaces.ws",
+      "    config: { port: 0, token_file: ws/token, dir: !setting terret.home }",
+      "",
+    ].join("\n"),
+  });
+  const first = await serve(tree.dir, tree.path("serve.yml"));
+  const token = (await Deno.readTextFile(tree.path("ws/token"))).trim();
+  assert.equal((await Deno.stat(tree.path("ws/token"))).mode! & 0o777, 0o600);
+  assert.deepStrictEqual(first.lines.slice(3, 5), [
+    `trt serve: the WebSocket event stream is at ws://127.0.0.1:${first.port}/v1/agents/<agent_id>/stream (row interfaces.ws, docs/protocol.md)`,
+    `trt serve: generated a socket token and stored it in ${
+      tree.path("ws/token")
+    } (mode 0600); it is not printed again: ${token}`,
+  ]);
+  const url = (port: number) => `ws://127.0.0.1:${port}/v1/agents/demo/stream`;
+  const before = await WsClient.open(url(first.port), { token });
+  assert.equal((await before.next()).type, "hello");
+  before.send({ type: "subscribe", from_seq: 1, ref: "s" });
+  before.send({ type: "message", content: "Say hello in five words.", ref: "m" });
+  const turn = await before.readUntil(isTurnEnd);
+  assert.deepStrictEqual(
+    turn.filter((frame) => frame.type !== "event"),
+    [{ type: "ack", ref: "s" }, { type: "ack", ref: "m" }],
+  );
+  const closing = before.closed;
+  const stopped = await first.stop();
+  // The shutdown closed the connection as documented, and the process ended cleanly.
+  assert.deepStrictEqual(await closing, { code: 1001, reason: "server shutting down" });
+  assert.equal(stopped.code, 0);
+  assert.equal(stopped.lines.at(-2), "trt serve: stopped");
+  const firstRun = before.texts.filter((text) => text.startsWith('{"type":"event"'));
+  assert.deepStrictEqual(
+    before.frames.filter((frame) => frame.type === "event").map((frame) =>
+      (frame.event as SessionEvent).type
+    ),
+    [
+      "session/created",
+      "turn/start",
+      "step/start",
+      "user/message",
+      "assistant/chunk",
+      "assistant/message",
+      "step/end",
+      "turn/end",
+    ],
+  );
+
+  const second = await serve(tree.dir, tree.path("serve.yml"));
+  try {
+    assert.deepStrictEqual(second.lines.slice(3, 5), [
+      `trt serve: the WebSocket event stream is at ws://127.0.0.1:${second.port}/v1/agents/<agent_id>/stream (row interfaces.ws, docs/protocol.md)`,
+      `trt serve: clients authenticate with the token stored in ${tree.path("ws/token")}`,
+    ]);
+    const after = await WsClient.open(url(second.port), { token });
+    assert.deepStrictEqual(await after.next(), {
+      type: "hello",
+      protocol: 1,
+      agent_id: "demo",
+      session_id: "demo",
+      head_seq: firstRun.length,
+    });
+    after.send({ type: "subscribe", from_seq: 1 });
+    await after.take(firstRun.length);
+    // Byte for byte: the same text frames, from the store this time.
+    assert.deepStrictEqual(after.texts.slice(1), firstRun);
+    after.send({ type: "message", content: "Again, please." });
+    const next = await after.readUntil(isTurnEnd);
+    const events = next.map((frame) => frame.event as SessionEvent);
+    assert.deepStrictEqual(
+      events.map((event) => [event.seq, event.type]),
+      [
+        [9, "turn/start"],
+        [10, "step/start"],
+        [11, "user/message"],
+        [12, "assistant/chunk"],
+        [13, "assistant/message"],
+        [14, "step/end"],
+        [15, "turn/end"],
+      ],
+    );
+    assert.deepStrictEqual(events.at(-1)!.payload, { status: "completed" });
+    await after.close();
+  } finally {
+    const { code } = await second.stop();
+    assert.equal(code, 0);
+  }
+});
