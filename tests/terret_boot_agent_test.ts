@@ -47,6 +47,8 @@ Deno.test("the base bundle booted from the headless template runs an agent's too
       "  - id: sandbox",
       "    plugin: sandbox-none",
       "    config: { acknowledge_unsandboxed: true }",
+      "  - id: interfaces.ws", // not about the socket: no listener on the shared default port
+      "    disabled: true",
       "",
     ].join("\n"),
   });

@@ -102,9 +102,10 @@ Deno.test("trt permissions prints the headless profile's flags: the exec rows' g
       // process groups; the sandbox row looks the bare `docker` name up on PATH.
       "--allow-read",
       "--allow-write",
-      // The llm.main row reaches OpenRouter and reads its key from OPENROUTER_API_KEY.
-      "--allow-net=openrouter.ai",
-      "--allow-env=DOCKER_API_VERSION,DOCKER_CERT_PATH,DOCKER_CONFIG,DOCKER_CONTEXT,DOCKER_HOST,DOCKER_TLS_VERIFY,HOME,LANG,LC_ALL,LC_CTYPE,LOGNAME,OPENROUTER_API_KEY,PATH,TMPDIR,TZ,USER",
+      // The llm.main row reaches OpenRouter and reads its key from OPENROUTER_API_KEY; the interfaces.ws row
+      // listens on 127.0.0.1:7878 and reads its token from TERRET_TOKEN.
+      "--allow-net=127.0.0.1:7878,openrouter.ai",
+      "--allow-env=DOCKER_API_VERSION,DOCKER_CERT_PATH,DOCKER_CONFIG,DOCKER_CONTEXT,DOCKER_HOST,DOCKER_TLS_VERIFY,HOME,LANG,LC_ALL,LC_CTYPE,LOGNAME,OPENROUTER_API_KEY,PATH,TERRET_TOKEN,TMPDIR,TZ,USER",
       "--allow-run",
       `--allow-ffi=${ffi}`,
       "--allow-sys=gid,uid",
@@ -119,12 +120,15 @@ Deno.test("trt permissions prints the headless profile's flags: the exec rows' g
     // Sorted, so where the clone and the temporary home live decides the order.
     scopes: [
       `${home.dir}/sessions`,
+      `${home.dir}/ws`,
       `${ROOT}bundles/base.yml`,
       `${ROOT}bundles/profiles/headless`,
     ].sort(),
     by: {
       // The SQLite store's directory under the Terret home (the file, its -wal and -shm siblings).
       [`${home.dir}/sessions`]: ["sessions.store"],
+      // The socket's token file (generated there when TERRET_TOKEN is unset).
+      [`${home.dir}/ws`]: ["interfaces.ws"],
       [`${ROOT}bundles/base.yml`]: ["trt"],
       [`${ROOT}bundles/profiles/headless`]: ["trt"],
     },

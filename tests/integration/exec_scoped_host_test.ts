@@ -53,7 +53,9 @@ async function serveScoped(sandboxRow: string): Promise<{ flags: string[]; repor
   await Deno.writeTextFile(
     tree.path("home/profiles/scoped/patch.yml"),
     `rows:\n  - id: workspace\n    config: { dirs: [${ws}] }\n${sandboxRow}` +
-      "  - id: probe\n    plugin: world-probe\n    after: terminals\n    config: {}\n",
+      "  - id: probe\n    plugin: world-probe\n    after: terminals\n    config: {}\n" +
+      // Not about the socket: no listener on the shared default port.
+      "  - id: interfaces.ws\n    disabled: true\n",
   );
   const args = ["--home", tree.path("home"), "--profile", "scoped", "--allow-config-code"];
   const printed = capture();

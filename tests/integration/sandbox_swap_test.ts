@@ -34,7 +34,9 @@ Deno.test({
     await Deno.writeTextFile(
       tree.path("home/profiles/swap/patch.yml"),
       `rows:\n  - id: workspace\n    config: { dirs: [${ws}] }\n` +
-        "  - id: sandbox\n    plugin: sandbox-none\n    config: { acknowledge_unsandboxed: true }\n",
+        "  - id: sandbox\n    plugin: sandbox-none\n    config: { acknowledge_unsandboxed: true }\n" +
+        // Not about the socket: no listener on the shared default port.
+        "  - id: interfaces.ws\n    disabled: true\n",
     );
     const options = { home: tree.path("home"), cwd: tree.dir };
     const reports: WorldReport[] = [];

@@ -2,7 +2,7 @@
  * `trt serve` as a real process serving the socket: a turn over it (the model answered by the shipped plain-text
  * cassette through the replay middleware), SIGTERM, a second process on the same Terret home: the session replays
  * byte for byte and the next message starts a new turn. Also: the token `serve` generates is printed once, stored
- * with mode 0600, and works.
+ * with mode 0600, and works; and the second process runs under `--scoped`.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
@@ -23,9 +23,19 @@ interface Served {
   stop(): Promise<{ code: number; lines: string[]; stderr: string }>;
 }
 
-async function serve(home: string, patch: string): Promise<Served> {
+async function serve(home: string, patch: string, scoped = false): Promise<Served> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "serve", "--home", home, "--patch", patch],
+    args: [
+      "run",
+      "-A",
+      MAIN,
+      "serve",
+      "--home",
+      home,
+      "--patch",
+      patch,
+      ...(scoped ? ["--scoped"] : []),
+    ],
     cwd: ROOT,
     env: { OPENROUTER_API_KEY: "", TERRET_TOKEN: "" },
     stdin: "null",
@@ -136,7 +146,9 @@ Deno.test("restarting trt serve on the same store: the session replays byte for 
     ],
   );
 
-  const second = await serve(tree.dir, tree.path("serve.yml"));
+  // The second process runs least-privilege (`--scoped`): the socket, its token file and the store work under
+  // exactly the permissions their rows declare.
+  const second = await serve(tree.dir, tree.path("serve.yml"), true);
   try {
     assert.deepStrictEqual(second.lines.slice(3, 5), [
       `trt serve: the WebSocket event stream is at ws://127.0.0.1:${second.port}/v1/agents/<agent_id>/stream (row interfaces.ws, docs/protocol.md)`,
@@ -172,7 +184,12 @@ Deno.test("restarting trt serve on the same store: the session replays byte for 
     assert.deepStrictEqual(events.at(-1)!.payload, { status: "completed" });
     await after.close();
   } finally {
-    const { code } = await second.stop();
+    const { code, stderr } = await second.stop();
     assert.equal(code, 0);
+    // Scoped: the socket's listen grant is the row's host (port 0 may be any port), nothing wider.
+    assert.match(
+      stderr.split("\n")[0]!,
+      /^trt serve: re-running under scoped permissions: .* --allow-net=127\.0\.0\.1,openrouter\.ai .*--no-prompt$/,
+    );
   }
 });
