@@ -433,7 +433,27 @@ export class Connection {
   }
 
   #refuse(refusal: FrameRefusal): void {
-    this.#send({ type: "error", ref: refusal.ref, code: refusal.code, message: refusal.message });
+    this.#send({
+      type: "error",
+      ref: refusal.ref,
+      code: refusal.code,
+      message: this.#scrub(refusal.message),
+    });
+  }
+
+  /**
+   * An error message may quote client input or an agent's error; it passes the log's scrubbers first, so nothing a
+   * scrubber would keep out of the log reaches a socket through an answer either.
+   */
+  #scrub(message: string): string {
+    const sessions = this.#host.sessions;
+    if (!sessions.scrubbing) return message;
+    try {
+      const normalized = sessions.normalize("context/injected", { content: message });
+      return (normalized.value as { content: string }).content;
+    } catch {
+      return "Cannot answer the frame: the error message could not be scrubbed";
+    }
   }
 
   #answer(refusal: { ref: FrameRef | null; code: ErrorCode; message: string }): void {

@@ -8,80 +8,9 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import type { SessionEvent } from "@terret/core";
 import { CASSETTES } from "@terret/core/testing";
-import { within, WsClient } from "./_clients.ts";
+import { WsClient } from "./_clients.ts";
+import { serve } from "./_serve.ts";
 import { writeTree } from "../fixtures/composition/tree.ts";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const MAIN = fileURLToPath(new URL("../../interfaces/cli/main.ts", import.meta.url));
-
-/** A running `trt serve`. */
-interface Served {
-  readonly port: number;
-  /** stdout lines so far. */
-  readonly lines: string[];
-  /** Sends SIGTERM and resolves with the exit code, stdout lines and stderr once it has exited. */
-  stop(): Promise<{ code: number; lines: string[]; stderr: string }>;
-}
-
-async function serve(home: string, patch: string, scoped = false): Promise<Served> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      MAIN,
-      "serve",
-      "--home",
-      home,
-      "--patch",
-      patch,
-      ...(scoped ? ["--scoped"] : []),
-    ],
-    cwd: ROOT,
-    env: { OPENROUTER_API_KEY: "", TERRET_TOKEN: "" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const stderr = new Response(child.stderr).text();
-  let out = "";
-  const readLine = async (): Promise<boolean> => {
-    const { value, done } = await reader.read();
-    if (done) return false;
-    out += value;
-    return true;
-  };
-  try {
-    await within(
-      (async () => {
-        while (!out.includes("running until SIGINT or SIGTERM\n")) {
-          if (!await readLine()) throw new Error(`serve exited: ${out}${await stderr}`);
-        }
-      })(),
-      60_000,
-      "trt serve to come up",
-    );
-  } catch (error) {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // It has exited already.
-    }
-    await child.status;
-    throw error;
-  }
-  const port = Number(/ws:\/\/127\.0\.0\.1:(\d+)\//.exec(out)![1]);
-  return {
-    port,
-    lines: out.split("\n"),
-    async stop() {
-      child.kill("SIGTERM");
-      while (await readLine());
-      const status = await child.status;
-      return { code: status.code, lines: out.split("\n"), stderr: await stderr };
-    },
-  };
-}
 
 const isTurnEnd = (frame: Record<string, unknown>): boolean =>
   frame.type === "event" && (frame.event as SessionEvent).type === "turn/end";
@@ -104,7 +33,7 @@ Deno.test("restarting trt serve on the same store: the session replays byte for 
       "",
     ].join("\n"),
   });
-  const first = await serve(tree.dir, tree.path("serve.yml"));
+  const first = await serve(tree.dir, [tree.path("serve.yml")]);
   const token = (await Deno.readTextFile(tree.path("ws/token"))).trim();
   assert.equal((await Deno.stat(tree.path("ws/token"))).mode! & 0o777, 0o600);
   assert.deepStrictEqual(first.lines.slice(3, 5), [
@@ -148,7 +77,7 @@ Deno.test("restarting trt serve on the same store: the session replays byte for 
 
   // The second process runs least-privilege (`--scoped`): the socket, its token file and the store work under
   // exactly the permissions their rows declare.
-  const second = await serve(tree.dir, tree.path("serve.yml"), true);
+  const second = await serve(tree.dir, [tree.path("serve.yml")], { scoped: true });
   try {
     assert.deepStrictEqual(second.lines.slice(3, 5), [
       `trt serve: the WebSocket event stream is at ws://127.0.0.1:${second.port}/v1/agents/<agent_id>/stream (row interfaces.ws, docs/protocol.md)`,

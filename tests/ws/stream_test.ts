@@ -311,6 +311,15 @@ Deno.test("a secret scrubbed at the append boundary appears in no frame", async 
     chunk(`the key is ${secret}`),
   );
   const frames = await client.take(4);
+  // An answer quoting client input passes the same scrubbers.
+  client.send({ type: secret, ref: "r" });
+  assert.deepStrictEqual(await client.next(), {
+    type: "error",
+    ref: "r",
+    code: "unknown_type",
+    message:
+      'Cannot read the frame: unknown type "[REDACTED]" (expected one of subscribe, message, steer, cancel, set_policy, approve)',
+  });
   const raw = JSON.stringify([...client.frames]);
   assert.equal(raw.includes(secret), false);
   assert.deepStrictEqual(

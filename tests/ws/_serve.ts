@@ -1,0 +1,86 @@
+/**
+ * `trt serve` as a real process for the socket tests: started with a home and patches, read until it is up, stopped
+ * with SIGTERM.
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { within } from "./_clients.ts";
+
+/** The repository root. */
+export const ROOT: string = fileURLToPath(new URL("../../", import.meta.url));
+const MAIN = fileURLToPath(new URL("../../interfaces/cli/main.ts", import.meta.url));
+
+/** A running `trt serve`. */
+export interface Served {
+  /** The socket's port, read from what serve printed. */
+  readonly port: number;
+  /** stdout lines so far. */
+  readonly lines: string[];
+  /** Sends SIGTERM and resolves with the exit code, stdout lines and stderr once it has exited. */
+  stop(): Promise<{ code: number; lines: string[]; stderr: string }>;
+}
+
+/** Starts `trt serve --home home --patch …` (no model key, no TERRET_TOKEN) and waits until it runs. */
+export async function serve(
+  home: string,
+  patches: readonly string[],
+  options: { readonly scoped?: boolean } = {},
+): Promise<Served> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      MAIN,
+      "serve",
+      "--home",
+      home,
+      ...patches.flatMap((patch) => ["--patch", patch]),
+      ...(options.scoped === true ? ["--scoped"] : []),
+    ],
+    cwd: ROOT,
+    env: { OPENROUTER_API_KEY: "", TERRET_TOKEN: "" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const stderr = new Response(child.stderr).text();
+  let out = "";
+  const read = async (): Promise<boolean> => {
+    const { value, done } = await reader.read();
+    if (done) return false;
+    out += value;
+    return true;
+  };
+  try {
+    await within(
+      (async () => {
+        while (!out.includes("running until SIGINT or SIGTERM\n")) {
+          if (!await read()) throw new Error(`serve exited: ${out}${await stderr}`);
+        }
+      })(),
+      60_000,
+      "trt serve to come up",
+    );
+  } catch (error) {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // It has exited already.
+    }
+    await child.status;
+    throw error;
+  }
+  const port = Number(/ws:\/\/127\.0\.0\.1:(\d+)\//.exec(out)![1]);
+  return {
+    port,
+    lines: out.split("\n"),
+    async stop() {
+      child.kill("SIGTERM");
+      while (await read());
+      const status = await child.status;
+      return { code: status.code, lines: out.split("\n"), stderr: await stderr };
+    },
+  };
+}

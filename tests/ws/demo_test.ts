@@ -1,0 +1,95 @@
+/**
+ * The README's no-key demo, as written: `trt serve` with `examples/demo/patch.yml` (the recorded tool turn through
+ * the replay middleware), and `examples/orchestrator.ts` as a real process: it connects, sends its message, prints
+ * every event of the tool-using turn and exits when the turn ends; run again with `--from`, it reconnects from a
+ * seq and prints only what follows.
+ */
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { writeTree } from "../fixtures/composition/tree.ts";
+import { ROOT, serve } from "./_serve.ts";
+
+const ORCHESTRATOR = fileURLToPath(new URL("../../examples/orchestrator.ts", import.meta.url));
+const NOTES_DIR = "/tmp/terret-demo";
+
+async function orchestrator(home: string, args: readonly string[]): Promise<string[]> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", ORCHESTRATOR, ...args],
+    cwd: ROOT,
+    env: { TERRET_HOME: home, TERRET_TOKEN: "" },
+    stdin: "null",
+  }).output();
+  const decoder = new TextDecoder();
+  assert.equal(decoder.decode(output.stderr), "");
+  assert.equal(output.code, 0);
+  return decoder.decode(output.stdout).split("\n");
+}
+
+Deno.test("the no-key demo: a recorded tool-using turn served and watched by the example orchestrator", async () => {
+  // The demo reads /tmp/terret-demo/notes.txt, as the README sets it up; the test leaves it as it found it.
+  const existed = await Deno.stat(`${NOTES_DIR}/notes.txt`).then(() => true, () => false);
+  if (!existed) {
+    await Deno.mkdir(NOTES_DIR, { recursive: true });
+    await Deno.writeTextFile(`${NOTES_DIR}/notes.txt`, "buy milk\ncall the plumber\n");
+  }
+  await using tree = await writeTree({
+    "port.yml": [
+      "rows:",
+      "  - id: interfaces.ws", // any free port, so the test never collides with a server on 7878
+      "    config: { port: 0, token_env: TERRET_TOKEN, token_file: ws/token, dir: !setting terret.home }",
+      "  - id: sandbox", // the demo runs no program: no docker needed
+      "    config: { image: terret/sandbox:test, docker: /nonexistent/docker }",
+      "",
+    ].join("\n"),
+  });
+  const served = await serve(tree.dir, ["examples/demo/patch.yml", tree.path("port.yml")]);
+  try {
+    const url = `ws://127.0.0.1:${served.port}`;
+    const notes = (await Deno.readTextFile(`${NOTES_DIR}/notes.txt`)).split("\n").filter((l) =>
+      l !== ""
+    );
+    const numbered = notes.map((line, i) => `${String(i + 1).padStart(6)}\t${line}`).join("\n");
+    const lines = await orchestrator(tree.dir, [
+      "--url",
+      url,
+      "demo",
+      "What is on my list? It is in /tmp/terret-demo/notes.txt.",
+    ]);
+    assert.deepStrictEqual(lines, [
+      "-- connected to demo (session demo, head 1)",
+      '#1 session/created   {"meta":{"agent_id":"demo"}}',
+      '#2 turn/start        {"agent_id":"demo"}',
+      '#3 step/start        {"step":1}',
+      "#4 user/message      What is on my list? It is in /tmp/terret-demo/notes.txt.",
+      `#5 assistant/chunk   "I'll read your notes."`,
+      `#6 assistant/message I'll read your notes. Read({"file_path":"/tmp/terret-demo/notes.txt"})`,
+      '#7 tool/call         Read({"file_path":"/tmp/terret-demo/notes.txt"})',
+      `#8 tool/result       Read: ${JSON.stringify(numbered)}`,
+      '#9 step/end          tool_calls, {"input_tokens":912,"output_tokens":41,"cached_tokens":0,"cost":0.003351}',
+      '#10 step/start        {"step":2}',
+      '#11 assistant/chunk   "Your list has two items: buy milk, and call the plumber."',
+      "#12 assistant/message Your list has two items: buy milk, and call the plumber.",
+      '#13 step/end          stop, {"input_tokens":987,"output_tokens":17,"cached_tokens":912,"cost":0.003216}',
+      "#14 turn/end          completed",
+      "",
+    ]);
+    // Reconnecting from a seq: only what follows, and a second turn for a second message.
+    const again = await orchestrator(tree.dir, ["--url", url, "--from", "12", "demo", "And again?"]);
+    assert.deepStrictEqual(again, [
+      "-- connected to demo (session demo, head 14)",
+      "#12 assistant/message Your list has two items: buy milk, and call the plumber.",
+      '#13 step/end          stop, {"input_tokens":987,"output_tokens":17,"cached_tokens":912,"cost":0.003216}',
+      "#14 turn/end          completed",
+      '#15 turn/start        {"agent_id":"demo"}',
+      '#16 step/start        {"step":1}',
+      "#17 user/message      And again?",
+      ...lines.slice(5, 14).map((line, i) => line.replace(/^#\d+ /, `#${18 + i} `)),
+      "#27 turn/end          completed",
+      "",
+    ]);
+  } finally {
+    const { code } = await served.stop();
+    assert.equal(code, 0);
+    if (!existed) await Deno.remove(NOTES_DIR, { recursive: true });
+  }
+});
