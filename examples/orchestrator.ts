@@ -58,7 +58,9 @@ async function options(args: readonly string[]): Promise<Options> {
     try {
       token = (await Deno.readTextFile(file)).trim();
     } catch {
-      console.error(`No token: pass --token, set TERRET_TOKEN, or start trt serve (it writes ${file})`);
+      console.error(
+        `No token: pass --token, set TERRET_TOKEN, or start trt serve (it writes ${file})`,
+      );
       Deno.exit(2);
     }
   }
@@ -169,7 +171,9 @@ function session(): Promise<"done" | "retry" | "fatal"> {
           console.error(`-- refused (${frame.code}): ${frame.message}`);
           break;
         case "replay_truncated":
-          console.log(`-- the server replays from seq ${frame.from_seq} (older events are not sent)`);
+          console.log(
+            `-- the server replays from seq ${frame.from_seq} (older events are not sent)`,
+          );
           lastSeq = frame.from_seq - 1;
           break;
         case "lagged":

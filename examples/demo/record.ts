@@ -67,7 +67,10 @@ function answerStep(): string {
       finish_reason: "stop",
       native_finish_reason: "end_turn",
     }),
-    usageChunk({ prompt_tokens: 987, completion_tokens: 17, cost: 0.003216, cached_tokens: 912 }, id),
+    usageChunk(
+      { prompt_tokens: 987, completion_tokens: 17, cost: 0.003216, cached_tokens: 912 },
+      id,
+    ),
     "[DONE]",
   );
 }

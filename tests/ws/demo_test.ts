@@ -74,7 +74,14 @@ Deno.test("the no-key demo: a recorded tool-using turn served and watched by the
       "",
     ]);
     // Reconnecting from a seq: only what follows, and a second turn for a second message.
-    const again = await orchestrator(tree.dir, ["--url", url, "--from", "12", "demo", "And again?"]);
+    const again = await orchestrator(tree.dir, [
+      "--url",
+      url,
+      "--from",
+      "12",
+      "demo",
+      "And again?",
+    ]);
     assert.deepStrictEqual(again, [
       "-- connected to demo (session demo, head 14)",
       "#12 assistant/message Your list has two items: buy milk, and call the plumber.",
