@@ -8,8 +8,8 @@
  *   subscribers. The socket allows one connection per agent id, so the 50 subscribers connect as 50 observer ids
  *   that the benchmark's gateway maps onto the busy agent's session (exactly the fan-out path: 50 live tails of one
  *   session sharing one serialized frame per event).
- * - **replay**: 10,000 stored events to a reconnecting client (`subscribe` from 1), against the floor sending the
- *   same stored events on connect.
+ * - **replay**: 10,000 stored events to a reconnecting client (`subscribe` from 1), against the floor reading the
+ *   same pages of stored events on connect and sending them.
  * - **slow reader**: the events per second delivered to one agent's subscriber alone, beside another agent whose
  *   reader keeps up, and beside another agent whose reader stopped reading (dropped as `lagged`).
  *
@@ -81,8 +81,12 @@ const raw = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (reque
   const { socket, response } = Deno.upgradeWebSocket(request, { idleTimeout: 0 });
   socket.onopen = async () => {
     if (mode === "replay") {
-      for (const event of await sessions.read(session!)) {
-        socket.send(`{"type":"event","event":${JSON.stringify(event)}}`);
+      // The same pages the socket reads (1,000 events), sent as they come, with no flow control.
+      for (let from = 1;;) {
+        const page = await sessions.read(session!, { from_seq: from, limit: 1000 });
+        for (const event of page) socket.send(`{"type":"event","event":${JSON.stringify(event)}}`);
+        if (page.length < 1000) break;
+        from = page.at(-1)!.seq + 1;
       }
     } else {
       let set = rawSockets.get(session!);

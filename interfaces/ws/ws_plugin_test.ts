@@ -1,9 +1,18 @@
 import assert from "node:assert/strict";
 import { createContext, Loader, pluginPermissions, TerretError } from "@terret/hames";
-import { AgentLoop, AgentRegistry, memoryStorePlugin, sessionsPlugin } from "@terret/core";
+import {
+  AgentLoop,
+  AgentRegistry,
+  MemorySessionStore,
+  memoryStorePlugin,
+  SessionEventAppended,
+  SessionLog,
+  sessionsPlugin,
+} from "@terret/core";
 import { wsConfig } from "./config.ts";
 import { resolveTokens } from "./token_file.ts";
 import { WsInterface, WsServiceKey } from "./ws_plugin.ts";
+import { WsServer } from "./ws_server.ts";
 
 const TOKEN_A = "token-a-0123456789abcdef";
 const TOKEN_B = "token-b-0123456789abcdef";
@@ -170,4 +179,29 @@ Deno.test("a live reconfigure closes connections whose token no longer grants th
   } finally {
     await ctx.dispose();
   }
+});
+
+Deno.test("WsServer.start() on an address in use rejects and leaves no listener behind", async () => {
+  await using ctx = createContext({ mode: "test" });
+  const store = new MemorySessionStore();
+  const sessions = new SessionLog(ctx, store);
+  await using taken = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () => new Response("taken"),
+  );
+  const before = ctx.listenerCount(SessionEventAppended);
+  await assert.rejects(
+    WsServer.start({
+      ctx,
+      sessions,
+      agents: { open: () => Promise.reject(new Error("unused")) },
+      config: wsConfig.parse({
+        port: taken.addr.port,
+        tokens: [{ token: TOKEN_A, agents: ["*"] }],
+      }),
+    }),
+    Deno.errors.AddrInUse,
+  );
+  assert.equal(ctx.listenerCount(SessionEventAppended), before);
+  await store.close();
 });

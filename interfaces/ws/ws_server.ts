@@ -70,7 +70,6 @@ const SHUTDOWN_GRACE_MS = 1000;
  * ```
  */
 export class WsServer implements AsyncDisposable {
-  readonly #sessions: Sessions;
   readonly #agents: AgentGateway;
   readonly #logger: Logger | undefined;
   readonly #now: () => number;
@@ -94,7 +93,6 @@ export class WsServer implements AsyncDisposable {
   #closing: Promise<void> | undefined;
 
   private constructor(options: WsServerOptions) {
-    this.#sessions = options.sessions;
     this.#agents = options.agents;
     this.#logger = options.logger;
     this.#now = options.now ?? (() => performance.now());
@@ -145,7 +143,12 @@ export class WsServer implements AsyncDisposable {
    */
   static start(options: WsServerOptions): Promise<WsServer> {
     const server = new WsServer(options);
-    server.#http = server.#listen(options.config);
+    try {
+      server.#http = server.#listen(options.config);
+    } catch (error) {
+      server.#unlisten();
+      return Promise.reject(error);
+    }
     server.#startSweep();
     return Promise.resolve(server);
   }
