@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { writeTree } from "../fixtures/composition/tree.ts";
+import { within } from "./_clients.ts";
 import { ROOT, serve } from "./_serve.ts";
 
 const ORCHESTRATOR = fileURLToPath(new URL("../../examples/orchestrator.ts", import.meta.url));
@@ -99,4 +100,88 @@ Deno.test("the no-key demo: a recorded tool-using turn served and watched by the
     assert.equal(code, 0);
     if (!existed) await Deno.remove(NOTES_DIR, { recursive: true });
   }
+});
+
+Deno.test("the example orchestrator reconnects after a restart and subscribes from its last seq + 1", async () => {
+  const existed = await Deno.stat(`${NOTES_DIR}/notes.txt`).then(() => true, () => false);
+  if (!existed) {
+    await Deno.mkdir(NOTES_DIR, { recursive: true });
+    await Deno.writeTextFile(`${NOTES_DIR}/notes.txt`, "buy milk\ncall the plumber\n");
+  }
+  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = probe.addr.port;
+  probe.close();
+  await using tree = await writeTree({
+    "port.yml": [
+      "rows:",
+      "  - id: interfaces.ws", // one fixed free port, the same for both processes
+      `    config: { port: ${port}, token_file: ws/token, dir: !setting terret.home }`,
+      "  - id: sandbox",
+      "    config: { image: terret/sandbox:test, docker: /nonexistent/docker }",
+      "",
+    ].join("\n"),
+  });
+  const patches = ["examples/demo/patch.yml", tree.path("port.yml")];
+  let served = await serve(tree.dir, patches);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      ORCHESTRATOR,
+      "--follow",
+      "--url",
+      `ws://127.0.0.1:${port}`,
+      "demo",
+      "What is on my list? It is in /tmp/terret-demo/notes.txt.",
+    ],
+    cwd: ROOT,
+    env: { TERRET_HOME: tree.dir, TERRET_TOKEN: "" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let out = "";
+  const until = (text: string) =>
+    within(
+      (async () => {
+        while (!out.includes(text)) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`the orchestrator exited: ${out}`);
+          out += value;
+        }
+      })(),
+      30_000,
+      `the orchestrator to print ${JSON.stringify(text)}`,
+    );
+  try {
+    await until("#14 turn/end          completed\n");
+    await served.stop();
+    await until("-- connection lost; reconnecting in ");
+    served = await serve(tree.dir, patches);
+    await until("(session demo, head 14)\n");
+  } finally {
+    await served.stop();
+    child.kill("SIGTERM");
+    await child.status;
+    await child.stderr.cancel();
+    await reader.cancel();
+    if (!existed) await Deno.remove(NOTES_DIR, { recursive: true });
+  }
+  const lines = out.split("\n");
+  assert.equal(lines[0], "-- connected to demo (session demo, head 1)");
+  assert.equal(lines[14], "#14 turn/end          completed");
+  // While the server was down: reconnect attempts, each from seq 15; then a connection that replays nothing
+  // the client already has.
+  const between = lines.slice(15, -2);
+  assert.ok(between.length >= 1, out);
+  for (const line of between) {
+    assert.match(
+      line,
+      new RegExp(
+        `^(-- connection lost; reconnecting in \\d+ ms from seq 15|-- cannot connect to ws://127\\.0\\.0\\.1:${port}/v1/agents/demo/stream)$`,
+      ),
+    );
+  }
+  assert.deepStrictEqual(lines.slice(-2), ["-- connected to demo (session demo, head 14)", ""]);
 });

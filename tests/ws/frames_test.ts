@@ -19,6 +19,12 @@ function error(ref: unknown, code: string, message: string): Record<string, unkn
 Deno.test("malformed JSON, unknown types, missing and bad fields each get an error and the connection stays open", async () => {
   await using h = await startHarness();
   const { client } = await h.connect("a1");
+  const calm = await h.connect("calm");
+  calm.client.send({ type: "subscribe", from_seq: 1, ref: "c" });
+  assert.deepStrictEqual(await calm.client.take(2), [
+    { type: "ack", ref: "c" },
+    eventFrame((await h.sessions.read("calm"))[0]!),
+  ]);
   const cases: [string, Record<string, unknown>][] = [
     ["{", error(null, "invalid_json", "Cannot read the frame: it is not valid JSON")],
     ["", error(null, "invalid_json", "Cannot read the frame: it is not valid JSON")],
@@ -187,7 +193,21 @@ Deno.test("malformed JSON, unknown types, missing and bad fields each get an err
     eventFrame((await h.sessions.read("a1"))[0]!),
   ]);
   await client.close();
-  assert.deepStrictEqual(h.agents.calls, [{ verb: "open", agent_id: "a1" }]);
+  // Another agent's connection was never disturbed: its stream and its frames still work.
+  const [event] = await h.append("calm", { type: "turn/start", payload: {} });
+  calm.client.send({ type: "cancel", ref: "still" });
+  const rest = await calm.client.take(2);
+  assert.deepStrictEqual(rest.filter((frame) => frame.type === "event"), [eventFrame(event!)]);
+  assert.deepStrictEqual(rest.filter((frame) => frame.type === "ack"), [{
+    type: "ack",
+    ref: "still",
+  }]);
+  await calm.client.close();
+  assert.deepStrictEqual(h.agents.calls, [
+    { verb: "open", agent_id: "a1" },
+    { verb: "open", agent_id: "calm" },
+    { verb: "cancel", agent_id: "calm", reason: null },
+  ]);
 });
 
 Deno.test("message, steer and cancel land on the agent and are acked by ref; a frame without ref gets no ack", async () => {
