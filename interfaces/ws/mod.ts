@@ -1,7 +1,30 @@
 /**
  * Terret's WebSocket event stream (socket protocol v1, docs/protocol.md): one connection per long-lived agent,
  * every durable event of its session log replayed and tailed with no gap and no duplicate, and a closed set of
- * client frames that steer it. Mounted by the `interfaces.ws` row (plugin `terret-ws`).
+ * client frames that steer it. Mounted by the `interfaces.ws` row (plugin `terret-ws`, {@linkcode WsInterface}),
+ * which injects `sessions` and `agents`; {@linkcode WsServer} is the server itself, over any
+ * {@linkcode AgentGateway}.
+ *
+ * @example
+ * ```ts ignore
+ * import { createContext, Loader } from "@terret/hames";
+ * import { AgentLoop, AgentRegistry, memoryStorePlugin, sessionsPlugin } from "@terret/core";
+ * import { WsInterface, WsServiceKey } from "@terret/ws";
+ *
+ * await using ctx = createContext();
+ * await new Loader(ctx).load([
+ *   { id: "sessions.store", plugin: memoryStorePlugin, config: {} },
+ *   { id: "sessions", plugin: sessionsPlugin, config: {} },
+ *   { id: "agents", plugin: AgentRegistry, config: {} },
+ *   { id: "loop", plugin: AgentLoop, config: {} },
+ *   {
+ *     id: "interfaces.ws",
+ *     plugin: WsInterface,
+ *     config: { tokens: [{ token: "a-long-secret-token-123", agents: ["*"] }] },
+ *   },
+ * ]);
+ * console.log(ctx.get(WsServiceKey).url); // ws://127.0.0.1:7878
+ * ```
  *
  * @module
  */
