@@ -334,3 +334,30 @@ Deno.test("a secret in a message frame is scrubbed at the append boundary and ne
   await assertStream(h, "secretive", frames, "turn_scrubbed_secret");
   await client.close();
 });
+
+Deno.test("set_policy over the socket narrows the floor for this agent's next calls", async () => {
+  const adapter = scriptedAdapter([
+    toolCallsReply([{ id: "c1", name: "lookup", args: {} }]),
+    textReply("Not allowed, then."),
+  ]);
+  await using h = await startTurns(adapter, { allow: ["lookup", "other"] });
+  const lookup = scriptedTool("lookup");
+  h.stack.tools.register(h.stack.ctx, lookup.definition);
+  const client = await h.subscribe("narrowed");
+  client.send({ type: "set_policy", allow: ["other", "lookup_*"], ref: "p" });
+  const first = await client.take(3);
+  assert.deepStrictEqual(answers(first), [{ type: "ack", ref: "p" }]);
+  assert.deepStrictEqual(
+    events(first),
+    (await h.stack.sessions.read("narrowed")).slice(0, 2).map(eventFrame),
+  );
+  client.send({ type: "message", content: "Look it up", ref: "m" });
+  await client.readUntil(isTurnEnd);
+  assert.deepStrictEqual(
+    events(client.frames),
+    (await h.stack.sessions.read("narrowed")).map(eventFrame),
+  );
+  await assertGolden("turn_narrowed_policy", events(client.frames));
+  assert.equal(lookup.calls.length, 0);
+  await client.close();
+});
