@@ -14,6 +14,7 @@ import {
   llmRecorder,
   LlmRegistry,
   llmReplayer,
+  mcpPlugin,
   memoryStorePlugin,
   openRouterLlm,
   PromptAssembler,
@@ -40,11 +41,11 @@ import { WsInterface } from "@terret/ws";
  * Every built-in plugin: the core (the session stores `terret-store-sqlite`, `terret-store-jsonl` and
  * `terret-store-memory`, `terret-sessions`, the model registry `terret-llm`, the adapter `terret-llm-openrouter`, the
  * cassette `terret-llm-recorder` and `terret-llm-replayer`, `terret-tools`, the allow list `terret-tools-allow`,
- * `terret-prompt`, redaction `terret-redaction`, credentials `terret-credentials`, `terret-agents` and the default
- * driver `terret-loop`), the execution world (`workspace`, `fs`, the sandbox providers `sandbox-docker`,
- * `sandbox-deno` and `sandbox-none`, `subprocess`, `shell`, `terminals`) and the standard tools
- * (`terret-tools-std`) and the WebSocket event stream (`terret-ws`). Still to land (its base row is disabled until
- * then): `terret-approvals` (`approvals`).
+ * `terret-prompt`, redaction `terret-redaction`, credentials `terret-credentials`, `terret-agents`, the default
+ * driver `terret-loop` and the MCP client `terret-mcp`, one `mcp.<server>` row per server), the execution world
+ * (`workspace`, `fs`, the sandbox providers `sandbox-docker`, `sandbox-deno` and `sandbox-none`, `subprocess`,
+ * `shell`, `terminals`) and the standard tools (`terret-tools-std`) and the WebSocket event stream (`terret-ws`).
+ * Still to land (its base row is disabled until then): `terret-approvals` (`approvals`).
  */
 export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   sqliteStorePlugin,
@@ -60,6 +61,7 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   PromptAssembler,
   AgentRegistry,
   AgentLoop,
+  mcpPlugin,
   workspacePlugin,
   fsPlugin,
   dockerSandboxPlugin,
