@@ -77,9 +77,13 @@ export class GroupKiller {
    * Sends the first signals to the group (and the hook SIGTERM), waits for the leader to exit for at most the
    * grace period, then sends SIGKILL to whatever is left (and the hook SIGKILL). Idempotent; resolves once the
    * leader has exited and the hook calls have settled.
+   *
+   * Once the leader has been reaped nothing is signalled: what was left of its group was swept when it exited,
+   * and its pgid may since have been recycled for an unrelated process group (pids wrap, at 32,768 by default),
+   * so a late kill (a terminal closed long after its program exited) must not reach it.
    */
   terminate(): Promise<void> {
-    this.#terminating ??= this.#escalate();
+    this.#terminating ??= this.#leaderAlive ? this.#escalate() : Promise.resolve();
     return this.#terminating;
   }
 

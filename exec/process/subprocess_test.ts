@@ -345,6 +345,24 @@ Deno.test("killing a group also calls the wrapped command's signal hook, SIGTERM
   ]]);
 });
 
+Deno.test("killing a handle whose program already exited signals nothing (its pgid may be recycled)", async () => {
+  const hooked: string[] = [];
+  await using w = await mountWorld({
+    sandbox: { plugin: recordingSandbox([], hooked) },
+    rows: [{ id: "subprocess", plugin: subprocessPlugin, config: { kill_grace_ms: 100 } }],
+  });
+  const subprocess = w.ctx.get(SubprocessKey);
+  const pty = await subprocess.ptySpawn(["true"], { cwd: w.dir });
+  assert.deepStrictEqual(await pty.exited, { code: 0, signal: null, success: true });
+  const piped = await subprocess.spawn(["true"], { cwd: w.dir, stdin: "null", stderr: "null" });
+  await piped.stdout.cancel();
+  const status = await piped.status;
+  // A kill that would have signalled -pgid (and the sandbox hook) now finds nothing of its own to signal.
+  assert.deepStrictEqual(await pty.kill(), { code: 0, signal: null, success: true });
+  assert.deepStrictEqual(await piped.kill(), status);
+  assert.deepStrictEqual([status.code, status.cancelled, hooked], [0, false, []]);
+});
+
 Deno.test("a program that cannot be started rejects with SpawnFailed, piped or on a pty", async () => {
   await using w = await world();
   const subprocess = w.ctx.get(SubprocessKey);
