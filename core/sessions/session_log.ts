@@ -356,11 +356,11 @@ export class SessionLog implements Sessions {
     options: DeriveFromLogOptions = {},
   ): Promise<InvariantReport> {
     const derived = await this.deriveMessages(sessionId, options);
+    // The same (cache-produced, deeply frozen) messages in the same order cannot digest differently: identity is the
+    // stronger check, and the report's digests are then computed only if someone reads them.
+    if (sameMessages(outbound, derived)) return this.#matched(derived);
     const derivedDigest = this.#digest(derived);
-    // The same (cache-produced, frozen) messages in the same order cannot digest differently.
-    const same = outbound.length === derived.length &&
-      outbound.every((message, i) => message === derived[i]);
-    const outboundDigest = same ? derivedDigest : this.#digest(outbound);
+    const outboundDigest = this.#digest(outbound);
     const report = {
       ok: outboundDigest === derivedDigest,
       outbound_digest: outboundDigest,
@@ -386,6 +386,21 @@ export class SessionLog implements Sessions {
     this.#ctx.logger.log("error", message, { code: "LogInvariantViolation", ...details });
     this.#ctx.emit(InvariantViolated, { ...details, severity: "critical" });
     return report;
+  }
+
+  /** The report of a match by identity: both digests are the derived one, computed on first read. */
+  #matched(derived: readonly Message[]): InvariantReport {
+    let digest: string | undefined;
+    const get = (): string => digest ??= this.#digest(derived);
+    return {
+      ok: true,
+      get outbound_digest(): string {
+        return get();
+      },
+      get derived_digest(): string {
+        return get();
+      },
+    };
   }
 
   /** `digestMessages(messages)`, reusing the canonical JSON of messages the history cache produced. */
@@ -569,4 +584,11 @@ function signalOf(options: SignalOptions): { signal?: AbortSignal } {
 
 function isAborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true;
+}
+
+/** True when both lists hold the very same message objects in the same order. */
+function sameMessages(a: readonly Message[], b: readonly Message[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
