@@ -67,6 +67,8 @@ CREATE TABLE IF NOT EXISTS session_events (
 );`;
 
 const COLUMNS = "seq, id, at, type, parent_id, payload";
+/** The most rows one prepared `INSERT` writes (7 parameters each). */
+const INSERT_ROWS = 16;
 
 type Row = [number, string, string, string, string | null, string];
 
@@ -91,6 +93,8 @@ export class SqliteSessionStore implements SessionStore {
   readonly #path: string;
   readonly #db: DatabaseSync;
   readonly #insert: StatementSync;
+  /** Multi-row inserts by row count (index 1 to {@linkcode INSERT_ROWS}). */
+  readonly #inserts: (StatementSync | undefined)[] = [];
   readonly #head: StatementSync;
   readonly #range: StatementSync;
   readonly #rangeTyped: StatementSync;
@@ -121,10 +125,12 @@ export class SqliteSessionStore implements SessionStore {
     );
     returnArrays(this.#range);
     returnArrays(this.#rangeTyped);
+    returnArrays(this.#head);
     this.#list = db.prepare("SELECT DISTINCT session_id FROM session_events ORDER BY session_id");
     this.#begin = db.prepare("BEGIN IMMEDIATE");
     this.#commitTx = db.prepare("COMMIT");
     this.#dataVersion = db.prepare("PRAGMA data_version");
+    returnArrays(this.#dataVersion);
     this.#page = options.readPageSize ?? 5000;
     this.#listeners = new CommitListeners((error) =>
       options.logger?.log("error", "A session commit listener failed", { error })
@@ -265,8 +271,8 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   #headOf(id: string): number {
-    const row = this.#head.get(id) as { head: number | null } | undefined;
-    return row?.head ?? 0;
+    const row = this.#head.get(id) as unknown as [number | null] | undefined;
+    return row?.[0] ?? 0;
   }
 
   #transaction(body: () => void): void {
@@ -296,7 +302,7 @@ export class SqliteSessionStore implements SessionStore {
 
   /** Forgets cached heads when another connection has committed since this one last looked. */
   #syncVersion(): void {
-    const version = (this.#dataVersion.get() as { data_version: number }).data_version;
+    const version = (this.#dataVersion.get() as unknown as [number])[0];
     if (version !== this.#version) {
       this.#heads.clear();
       this.#version = version;
@@ -307,6 +313,7 @@ export class SqliteSessionStore implements SessionStore {
   #commit(batch: readonly EventDraft[]): Settled<SessionEvent>[] {
     const outcomes: Settled<SessionEvent>[] = [];
     const committed: SessionEvent[] = [];
+    const payloads: string[] = [];
     try {
       this.#transaction(() => {
         this.#syncVersion();
@@ -323,17 +330,7 @@ export class SqliteSessionStore implements SessionStore {
             continue;
           }
           const seq = head + 1;
-          this.#insert.run(
-            draft.session_id,
-            seq,
-            draft.id,
-            draft.at,
-            draft.type,
-            draft.parent_id,
-            draft.payload_json,
-          );
           heads.set(draft.session_id, seq);
-          this.#heads.set(draft.session_id, seq);
           const event: SessionEvent = {
             id: draft.id,
             session_id: draft.session_id,
@@ -344,14 +341,56 @@ export class SqliteSessionStore implements SessionStore {
             parent_id: draft.parent_id,
           };
           committed.push(event);
+          payloads.push(draft.payload_json);
           outcomes.push({ ok: true, value: event });
         }
+        this.#insertRows(committed, payloads);
+        for (const [id, head] of heads) if (head > 0) this.#heads.set(id, head);
       });
     } catch (error) {
       throw failed(`append to the SQLite session store "${this.#path}"`, error);
     }
     for (const event of committed) this.#listeners.notify(event);
     return outcomes;
+  }
+
+  /**
+   * Inserts a group's events (with their payloads' JSON, encoded once at the boundary) in as few statements as
+   * possible: one multi-row `INSERT` per {@linkcode INSERT_ROWS} events, since a statement per row costs more than
+   * the row it writes.
+   */
+  #insertRows(events: readonly SessionEvent[], payloads: readonly string[]): void {
+    for (let start = 0; start < events.length; start += INSERT_ROWS) {
+      const count = Math.min(INSERT_ROWS, events.length - start);
+      const values: (string | number | null)[] = new Array(count * 7);
+      for (let i = 0; i < count; i++) {
+        const event = events[start + i]!;
+        const at = i * 7;
+        values[at] = event.session_id;
+        values[at + 1] = event.seq;
+        values[at + 2] = event.id;
+        values[at + 3] = event.at;
+        values[at + 4] = event.type;
+        values[at + 5] = event.parent_id;
+        values[at + 6] = payloads[start + i]!;
+      }
+      this.#insertStatement(count).run(...values);
+    }
+  }
+
+  /** The prepared `INSERT` of `rows` rows (prepared once per row count). */
+  #insertStatement(rows: number): StatementSync {
+    let statement = this.#inserts[rows];
+    if (statement === undefined) {
+      const row = "(?, ?, ?, ?, ?, ?, ?)";
+      statement = this.#db.prepare(
+        `INSERT INTO session_events (session_id, ${COLUMNS}) VALUES ${
+          Array.from({ length: rows }, () => row).join(", ")
+        }`,
+      );
+      this.#inserts[rows] = statement;
+    }
+    return statement;
   }
 }
 
