@@ -320,6 +320,7 @@ export { type SseListener, SseParser } from "./llm/sse_parser.ts";
 export {
   HttpAdapterBase,
   type HttpAdapterOptions,
+  type HttpRequestParts,
   type StreamDecoder,
 } from "./llm/adapter_base.ts";
 export {

@@ -13,7 +13,7 @@ import {
   type Timing,
 } from "./retry.ts";
 import { SseDecoder } from "./sse.ts";
-import type { HttpTransport, StreamEvent } from "./vocabulary.ts";
+import type { StreamEvent } from "./vocabulary.ts";
 import type { StreamDecoder } from "./adapter_base.ts";
 import {
   aborted,
@@ -24,7 +24,6 @@ import {
   IdleTimer,
   ignore,
   readCapped,
-  untilAborted,
 } from "./_http.ts";
 
 /** What a run needs from its adapter. */
@@ -32,9 +31,9 @@ export interface RunSettings {
   readonly policy: RetryPolicy;
   readonly timing: Timing;
   readonly timeoutMs: number;
-  readonly transport: HttpTransport;
   readonly logger: Logger | undefined;
-  readonly build: (signal: AbortSignal) => Request;
+  /** Sends one attempt's request; rejects promptly when `signal` aborts. */
+  readonly send: (signal: AbortSignal) => Promise<Response>;
   readonly decoder: () => StreamDecoder;
   readonly redact: (text: string) => string;
 }
@@ -148,8 +147,7 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
     const attempt = this.#startAttempt();
     let response: Response;
     try {
-      const sent = this.#settings.transport(this.#settings.build(attempt.controller.signal));
-      response = await untilAborted(sent, attempt.controller.signal);
+      response = await this.#settings.send(attempt.controller.signal);
     } catch (error) {
       if (this.#ended) return;
       if (signal?.aborted) return this.#terminal(aborted());
@@ -357,7 +355,8 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
     this.#attempt = undefined;
     attempt.timer.clear();
     this.#signal?.removeEventListener("abort", attempt.onAbort);
-    attempt.controller.abort(RELEASED);
-    attempt.reader?.cancel().catch(ignore);
+    // Once the body is ours, cancelling it releases the connection; before that the request itself is aborted.
+    if (attempt.reader === undefined) attempt.controller.abort(RELEASED);
+    else attempt.reader.cancel().catch(ignore);
   }
 }

@@ -7,6 +7,7 @@
 import type { Logger } from "@terret/hames";
 import { DEFAULT_RETRY_POLICY, REAL_TIMING, type RetryPolicy, type Timing } from "./retry.ts";
 import { type RunSettings, StreamRun } from "./_stream_run.ts";
+import { untilAborted } from "./_http.ts";
 import { estimateTokens } from "./token_estimate.ts";
 import type {
   HttpTransport,
@@ -31,6 +32,18 @@ export interface StreamDecoder {
   message(data: string, out: StreamEvent[], event?: string): boolean;
   /** The body ended without a terminal event: appends exactly one. */
   end(out: StreamEvent[]): void;
+}
+
+/** One HTTP request an adapter sends: what `fetch(url, init)` takes, less the signal the base adds. */
+export interface HttpRequestParts {
+  /** The absolute URL. */
+  readonly url: string;
+  /** The method (`POST`). */
+  readonly method: string;
+  /** The request headers. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The encoded body. */
+  readonly body: string;
 }
 
 /** Options common to HTTP adapters. */
@@ -65,7 +78,8 @@ export abstract class HttpAdapterBase implements LlmAdapter {
   readonly #policy: RetryPolicy;
   readonly #timing: Timing;
   readonly #timeoutMs: number;
-  readonly #transport: HttpTransport;
+  /** A configured transport; `undefined` sends with `fetch` directly. */
+  readonly #transport: HttpTransport | undefined;
   readonly #logger: Logger | undefined;
   readonly #secrets: readonly string[];
 
@@ -78,13 +92,16 @@ export abstract class HttpAdapterBase implements LlmAdapter {
     this.#policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.#timing = options.timing ?? REAL_TIMING;
     this.#timeoutMs = options.timeoutMs ?? 600_000;
-    this.#transport = options.transport ?? ((request) => fetch(request));
+    this.#transport = options.transport;
     this.#logger = options.logger;
     this.#secrets = (options.secrets ?? []).filter((secret) => secret.length > 0);
   }
 
-  /** Builds the HTTP request for one attempt (a fresh `Request` each time, carrying `signal`). */
-  protected abstract buildRequest(request: LlmRequest, signal: AbortSignal): Request;
+  /**
+   * Builds the HTTP request of one attempt (called again for each retry). The base sends it with `fetch(url, init)`
+   * (no intermediate `Request` object on the hot path), or as a `Request` through a configured transport.
+   */
+  protected abstract buildRequest(request: LlmRequest): HttpRequestParts;
 
   /** Creates the decoder for one attempt's response body. */
   protected abstract createDecoder(): StreamDecoder;
@@ -96,13 +113,20 @@ export abstract class HttpAdapterBase implements LlmAdapter {
 
   /** Streams one response; see the class contract. */
   stream(request: LlmRequest, options: LlmStreamOptions = {}): AsyncIterable<StreamEvent> {
+    const transport = options.transport ?? this.#transport;
     const settings: RunSettings = {
       policy: this.#policy,
       timing: this.#timing,
       timeoutMs: this.#timeoutMs,
-      transport: options.transport ?? this.#transport,
       logger: this.#logger,
-      build: (signal) => this.buildRequest(request, signal),
+      send: (signal) => {
+        const { url, method, headers, body } = this.buildRequest(request);
+        const init = { method, headers, body, signal };
+        // `fetch` honours its signal; another transport may not, so its promise is raced against the signal.
+        return transport === undefined
+          ? fetch(url, init)
+          : untilAborted(transport(new Request(url, init)), signal);
+      },
       decoder: () => this.createDecoder(),
       redact: (text) => this.redact(text),
     };

@@ -4,7 +4,12 @@
  *
  * @module
  */
-import { HttpAdapterBase, type HttpAdapterOptions, type StreamDecoder } from "../adapter_base.ts";
+import {
+  HttpAdapterBase,
+  type HttpAdapterOptions,
+  type HttpRequestParts,
+  type StreamDecoder,
+} from "../adapter_base.ts";
 import type { LlmCapabilities, LlmRequest } from "../vocabulary.ts";
 import { ChatCompletionsDecoder } from "./decode.ts";
 import { encodeChatRequest } from "./encode.ts";
@@ -59,9 +64,9 @@ export class OpenRouterAdapter extends HttpAdapterBase {
   /** What the configured model can do. */
   readonly capabilities: LlmCapabilities;
   readonly #url: string;
-  readonly #apiKey: string;
   readonly #model: string;
-  readonly #headers: Readonly<Record<string, string>>;
+  /** The request headers, built once (`fetch` copies them into each request). */
+  readonly #requestHeaders: Readonly<Record<string, string>>;
   readonly #params: Readonly<Record<string, unknown>>;
 
   /**
@@ -83,9 +88,13 @@ export class OpenRouterAdapter extends HttpAdapterBase {
       );
     }
     this.#url = `${(options.baseUrl ?? OPENROUTER_BASE_URL).replace(/\/+$/, "")}/chat/completions`;
-    this.#apiKey = options.apiKey;
     this.#model = options.model;
-    this.#headers = options.headers ?? {};
+    this.#requestHeaders = Object.freeze({
+      "authorization": `Bearer ${options.apiKey}`,
+      "content-type": "application/json",
+      "accept": "text/event-stream",
+      ...options.headers,
+    });
     this.#params = options.params ?? {};
     this.capabilities = Object.freeze({ ...DEFAULT_CAPABILITIES, ...options.capabilities });
   }
@@ -101,19 +110,14 @@ export class OpenRouterAdapter extends HttpAdapterBase {
   }
 
   /** Builds the POST to `/chat/completions`. */
-  protected buildRequest(request: LlmRequest, signal: AbortSignal): Request {
+  protected buildRequest(request: LlmRequest): HttpRequestParts {
     const body = encodeChatRequest(request, { model: this.#model, params: this.#params });
-    return new Request(this.#url, {
+    return {
+      url: this.#url,
       method: "POST",
-      headers: {
-        "authorization": `Bearer ${this.#apiKey}`,
-        "content-type": "application/json",
-        "accept": "text/event-stream",
-        ...this.#headers,
-      },
+      headers: this.#requestHeaders,
       body: JSON.stringify(body),
-      signal,
-    });
+    };
   }
 
   /** A Chat Completions chunk decoder. */
