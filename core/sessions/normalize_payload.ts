@@ -94,18 +94,25 @@ export function normalizePayload(
     options.scrubbers ?? [],
     options.maxBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
   );
-  const value = walker.walk(payload, "payload", "top", 0);
+  const value = walker.walk(payload, "top", 0);
   const json = JSON.stringify(value);
   const bytes = json.length > walker.maxBytes * 3 ? json.length : utf8Length(json);
   if (bytes > walker.maxBytes) throw walker.tooLarge(bytes);
   return { value, json, bytes };
 }
 
+/**
+ * One walk over a payload. The path of the value being walked is kept as a stack of keys and indices and spelled
+ * out only for an error message, so a payload that is fine allocates no path strings.
+ */
 class Walker {
   readonly #type: string;
   readonly #scrubbers: readonly Scrubber[];
   readonly maxBytes: number;
-  readonly #ancestors = new Set<object>();
+  /** The objects being walked, outermost first (a cycle is an object that is its own ancestor). */
+  readonly #ancestors: object[] = [];
+  /** The keys and indices from the payload down to the value being walked. */
+  readonly #path: (string | number)[] = [];
   #chars = 0;
 
   constructor(type: string, scrubbers: readonly Scrubber[], maxBytes: number) {
@@ -119,22 +126,22 @@ class Walker {
     this.maxBytes = maxBytes;
   }
 
-  walk(value: unknown, path: string, surface: Surface, depth: number): unknown {
+  walk(value: unknown, surface: Surface, depth: number): unknown {
     switch (typeof value) {
       case "string":
-        return this.#string(value, path, surface !== "exempt");
+        return this.#string(value, surface !== "exempt");
       case "number":
-        if (!Number.isFinite(value)) throw this.#refuse(path, `is ${value} (not JSON)`);
+        if (!Number.isFinite(value)) throw this.#refuse(`is ${value} (not JSON)`);
         return value === 0 ? 0 : value;
       case "boolean":
         return value;
       case "object":
         if (value === null) return null;
-        return this.#object(value, path, surface, depth);
+        return this.#object(value, surface, depth);
       case "undefined":
-        throw this.#refuse(path, "is undefined (not JSON)");
+        throw this.#refuse("is undefined (not JSON)");
       default:
-        throw this.#refuse(path, `is a ${typeof value} (not JSON)`);
+        throw this.#refuse(`is a ${typeof value} (not JSON)`);
     }
   }
 
@@ -153,86 +160,97 @@ class Walker {
     );
   }
 
-  #string(text: string, path: string, scrub: boolean): string {
+  #string(text: string, scrub: boolean): string {
     this.#chars += text.length;
     if (this.#chars > this.maxBytes) throw this.tooLarge(undefined);
-    if (!text.isWellFormed()) {
-      throw this.#refuse(path, "contains a lone surrogate (invalid UTF-8)");
-    }
-    return scrub ? this.#scrub(text, path) : text;
+    if (!text.isWellFormed()) throw this.#refuse("contains a lone surrogate (invalid UTF-8)");
+    return scrub && this.#scrubbers.length > 0 ? this.#scrub(text) : text;
   }
 
-  #scrub(text: string, path: string): string {
+  #scrub(text: string): string {
     let out = text;
     for (const scrubber of this.#scrubbers) {
       out = scrubber(out);
       if (typeof out !== "string") {
         throw new TypeError(
-          `Cannot scrub ${path} of "${this.#type}": a scrubber returned a ${typeof out}`,
+          `Cannot scrub ${this.#where()} of "${this.#type}": a scrubber returned a ${typeof out}`,
         );
       }
     }
     if (out !== text && !out.isWellFormed()) {
       throw new TypeError(
-        `Cannot scrub ${path} of "${this.#type}": a scrubber returned invalid UTF-8`,
+        `Cannot scrub ${this.#where()} of "${this.#type}": a scrubber returned invalid UTF-8`,
       );
     }
     return out;
   }
 
-  #object(value: object, path: string, surface: Surface, depth: number): unknown {
+  #object(value: object, surface: Surface, depth: number): unknown {
     if (depth >= MAX_PAYLOAD_DEPTH) {
-      throw this.#refuse(path, `nests deeper than ${MAX_PAYLOAD_DEPTH} levels`);
+      throw this.#refuse(`nests deeper than ${MAX_PAYLOAD_DEPTH} levels`);
     }
-    if (this.#ancestors.has(value)) throw this.#refuse(path, "is a cycle (not JSON)");
-    this.#ancestors.add(value);
+    const ancestors = this.#ancestors;
+    if (ancestors.includes(value)) throw this.#refuse("is a cycle (not JSON)");
+    ancestors.push(value);
     try {
-      if (Array.isArray(value)) return this.#array(value, path, surface, depth);
+      if (Array.isArray(value)) return this.#array(value, surface, depth);
       const proto = Object.getPrototypeOf(value);
       if (proto !== Object.prototype && proto !== null) {
         const name = (value as { constructor?: { name?: string } }).constructor?.name ?? "object";
-        throw this.#refuse(path, `is a ${name} (not a plain JSON object)`);
+        throw this.#refuse(`is a ${name} (not a plain JSON object)`);
       }
-      return this.#record(value as Record<string, unknown>, path, surface, depth);
+      return this.#record(value as Record<string, unknown>, surface, depth);
     } finally {
-      this.#ancestors.delete(value);
+      ancestors.pop();
     }
   }
 
-  #array(value: readonly unknown[], path: string, surface: Surface, depth: number): unknown {
+  #array(value: readonly unknown[], surface: Surface, depth: number): unknown {
     const element: Surface = surface === "top" ? "content" : surface;
     const out: unknown[] = new Array(value.length);
+    const path = this.#path;
     for (let i = 0; i < value.length; i++) {
-      if (!(i in value)) throw this.#refuse(`${path}[${i}]`, "is a hole (not JSON)");
-      out[i] = this.walk(value[i], `${path}[${i}]`, element, depth + 1);
+      path.push(i);
+      if (!(i in value)) throw this.#refuse("is a hole (not JSON)");
+      out[i] = this.walk(value[i], element, depth + 1);
+      path.pop();
     }
     return Object.freeze(out);
   }
 
-  #record(value: Record<string, unknown>, path: string, surface: Surface, depth: number): unknown {
+  #record(value: Record<string, unknown>, surface: Surface, depth: number): unknown {
     const out: Record<string, unknown> = {};
-    const scrubKeys = surface === "content";
+    const scrubKeys = surface === "content" && this.#scrubbers.length > 0;
+    const path = this.#path;
     for (const key of Object.keys(value)) {
       const item = value[key];
       if (item === undefined) continue;
-      const at = `${path}.${key}`;
+      path.push(key);
       this.#chars += key.length;
       if (!key.isWellFormed()) {
-        throw this.#refuse(at, "has a key with a lone surrogate (invalid UTF-8)");
+        throw this.#refuse("has a key with a lone surrogate (invalid UTF-8)");
       }
-      const name = scrubKeys ? this.#scrub(key, at) : key;
+      const name = scrubKeys ? this.#scrub(key) : key;
       if (Object.hasOwn(out, name)) {
         throw this.#refuse(
-          at,
           `collides with another key once scrubbed (both become ${JSON.stringify(name)})`,
         );
       }
-      define(out, name, this.walk(item, at, childSurface(surface, key, item), depth + 1));
+      define(out, name, this.walk(item, childSurface(surface, key, item), depth + 1));
+      path.pop();
     }
     return Object.freeze(out);
   }
 
-  #refuse(path: string, what: string): TerretError {
+  /** The path of the value being walked (`payload.parts[0].text`). */
+  #where(): string {
+    let where = "payload";
+    for (const step of this.#path) where += typeof step === "number" ? `[${step}]` : `.${step}`;
+    return where;
+  }
+
+  #refuse(what: string): TerretError {
+    const path = this.#where();
     return new TerretError("InvalidPayload", `Cannot append "${this.#type}": ${path} ${what}`, {
       details: { type: this.#type, path },
     });
@@ -269,8 +287,12 @@ function define(target: Record<string, unknown>, key: string, value: unknown): v
   }
 }
 
+/** Only ASCII: the UTF-8 length of such a string is its length (a native scan, no loop in JS). */
+const ASCII = /^[\x00-\x7f]*$/;
+
 /** The UTF-8 length of a well-formed string (at most 3 × `cap` characters reach here). */
 function utf8Length(text: string): number {
+  if (ASCII.test(text)) return text.length;
   let bytes = 0;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
