@@ -26,6 +26,7 @@ import {
 } from "./envelope.ts";
 import { InvariantViolated, SESSION_EVENT_TYPES, SessionEventAppended } from "./events.ts";
 import { LiveFeed } from "./_live_feed.ts";
+import { FAST_CHECKS } from "./_fast_checks.ts";
 import { HistoryCache } from "./_history_cache.ts";
 import {
   DEFAULT_MAX_PAYLOAD_BYTES,
@@ -159,6 +160,7 @@ export interface SessionLogOptions {
 }
 
 const RESERVED = new Set(["session/created", "session/forked"]);
+const PASSED = { success: true } as const;
 const REPLAY_PAGE = 1000;
 
 /**
@@ -181,10 +183,14 @@ export class SessionLog implements Sessions {
   readonly #maxBytes: number;
   readonly #bufferLimit: number;
   readonly #scrubbers: { readonly fn: Scrubber; readonly marker: string | undefined }[] = [];
+  /** The scrubbers' functions, in registration order (rebuilt when one is added or removed). */
+  #scrubberFns: readonly Scrubber[] = [];
   readonly #types = new Map<string, EventDefinition>();
   readonly #projections = new Map<string, Projection>(BUILTIN_PROJECTIONS);
   readonly #feeds = new Map<string, Set<LiveFeed>>();
   readonly #histories: HistoryCache;
+  /** The last `at` written and its millisecond. */
+  #clock = { ms: -1, iso: "" };
   /** Canonical JSON of the (deeply frozen) messages the history cache produced, computed once each. */
   readonly #canonical = new WeakMap<Message, string>();
 
@@ -420,7 +426,7 @@ export class SessionLog implements Sessions {
 
   normalize(type: string, payload: unknown): NormalizedPayload {
     return normalizePayload(type, payload, {
-      scrubbers: this.#scrubbers.map((entry) => entry.fn),
+      scrubbers: this.#scrubberFns,
       maxBytes: this.#maxBytes,
     });
   }
@@ -447,7 +453,11 @@ export class SessionLog implements Sessions {
     return owner.effect(() => {
       const entry = { fn: scrubber, marker };
       this.#scrubbers.push(entry);
-      return () => void this.#scrubbers.splice(this.#scrubbers.indexOf(entry) >>> 0, 1);
+      this.#scrubberFns = this.#scrubbers.map((each) => each.fn);
+      return () => {
+        this.#scrubbers.splice(this.#scrubbers.indexOf(entry) >>> 0, 1);
+        this.#scrubberFns = this.#scrubbers.map((each) => each.fn);
+      };
     }, "sessions: scrubber");
   }
 
@@ -497,7 +507,10 @@ export class SessionLog implements Sessions {
       );
     }
     const normalized = this.normalize(type, payload);
-    const checked = def.payload.safeParse(normalized.value);
+    // A built-in type's exact fast check accepts what its schema accepts; zod has the last word (and the message).
+    const checked = FAST_CHECKS.get(def)?.(normalized.value) === true
+      ? PASSED
+      : def.payload.safeParse(normalized.value);
     if (!checked.success) {
       const issues = checked.error.issues
         .map((issue) => `${["payload", ...issue.path.map(String)].join(".")}: ${issue.message}`)
@@ -511,13 +524,20 @@ export class SessionLog implements Sessions {
     return {
       id: crypto.randomUUID(),
       session_id: sessionId,
-      at: new Date().toISOString(),
+      at: this.#now(),
       type,
       payload: normalized.value,
       parent_id: parent,
       payload_json: normalized.json,
       expect,
     };
+  }
+
+  /** The current time as ISO-8601 UTC; appends within one millisecond share the string. */
+  #now(): string {
+    const ms = Date.now();
+    if (ms !== this.#clock.ms) this.#clock = { ms, iso: new Date(ms).toISOString() };
+    return this.#clock.iso;
   }
 
   #committed(event: SessionEvent): void {
