@@ -38,7 +38,14 @@ export interface RunSettings {
   readonly redact: (text: string) => string;
 }
 
-type Reader = ReadableStreamDefaultReader<Uint8Array>;
+type Reader = ReadableStreamDefaultReader<Uint8Array> | ReadableStreamBYOBReader;
+
+/**
+ * The buffer a byte-stream body is read into. A default reader of a fetch body allocates 64 KiB for every read;
+ * reading into one 16 KiB buffer per stream (a network read rarely brings more) keeps many concurrent streams small
+ * and spares the collector.
+ */
+const READ_BUFFER_BYTES = 16 * 1024;
 
 const DONE: Promise<IteratorResult<StreamEvent>> = Promise.resolve({
   done: true,
@@ -55,6 +62,8 @@ interface Attempt {
   readonly timer: IdleTimer;
   readonly onAbort: () => void;
   reader: Reader | undefined;
+  /** The buffer of a BYOB reader (handed back by each read), or `undefined` with a default reader. */
+  buffer: Uint8Array | undefined;
   sse: SseDecoder | undefined;
   readonly decoder: StreamDecoder;
   /** Where the decoder writes: a private list until output starts, then the run's buffer itself. */
@@ -117,7 +126,12 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
         let error: unknown;
         attempt.timer.waiting();
         try {
-          chunk = await attempt.reader.read();
+          chunk = attempt.buffer === undefined
+            ? await (attempt.reader as ReadableStreamDefaultReader<Uint8Array>).read()
+            : await (attempt.reader as ReadableStreamBYOBReader).read(attempt.buffer);
+          if (attempt.buffer !== undefined && chunk.value !== undefined) {
+            attempt.buffer = new Uint8Array(chunk.value.buffer);
+          }
         } catch (thrown) {
           error = thrown ?? new Error("the body stream failed");
         }
@@ -176,7 +190,13 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
       );
       return await this.#failed(event);
     }
-    attempt.reader = response.body.getReader();
+    try {
+      attempt.reader = response.body.getReader({ mode: "byob" });
+      attempt.buffer = new Uint8Array(READ_BUFFER_BYTES);
+    } catch {
+      // Not a byte stream (a transport's own body): read what it gives.
+      attempt.reader = response.body.getReader();
+    }
     attempt.sse = new SseDecoder((data, event) => {
       if (!attempt.finished) attempt.finished = attempt.decoder.message(data, attempt.out, event);
     });
@@ -197,6 +217,7 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
       timer,
       onAbort,
       reader: undefined,
+      buffer: undefined,
       sse: undefined,
       decoder: this.#settings.decoder(),
       out: [],

@@ -12,6 +12,7 @@ import {
   recordingTiming,
   sse,
   sseResponse,
+  textTurn,
   TRANSCRIPTS,
 } from "../../testing.ts";
 import type { LlmRequest, StreamEvent } from "../vocabulary.ts";
@@ -135,6 +136,27 @@ Deno.test("reads split over real HTTP (delayed writes) yield the same events as 
     assert.deepStrictEqual(await collect(llm.stream(REQUEST)), whole, `split at ${offset}`);
   }
   assert.equal(whole.length, 8);
+});
+
+Deno.test("an answer many times the read buffer arrives whole over real HTTP, multi-byte characters intact", async () => {
+  await using server = await fakeOpenRouter();
+  // 3,000 pieces of 40 characters, each with a 2-, 3- and 4-byte character: about 150 KB, so reads into the
+  // stream's 16 KiB buffer end inside characters and inside events.
+  const pieces = Array.from(
+    { length: 3000 },
+    (_, i) => `é€𝄞 piece ${String(i).padStart(4, "0")} of the long answer …\n`,
+  );
+  server.script(sseResponse(textTurn(pieces)));
+  const llm = new OpenRouterAdapter({ model: "m", apiKey: KEY, baseUrl: server.url });
+  const events = await collect(llm.stream(REQUEST));
+  const text = events.map((event) => event.type === "text_delta" ? event.text : "").join("");
+  assert.equal(text, pieces.join(""));
+  assert.deepStrictEqual(events.at(-1), {
+    type: "message_stop",
+    finishReason: "stop",
+    rawFinishReason: "stop",
+  });
+  assert.equal(events.filter((event) => event.type === "text_delta").length, 3000);
 });
 
 /** Waits for `promise`, failing the test if it does not settle within `ms`. */
