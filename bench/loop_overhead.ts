@@ -8,6 +8,13 @@
  * - `pi`: `@earendil-works/pi-agent-core`'s `Agent` over `@earendil-works/pi-ai`'s OpenAI-compatible
  *   (`openai-completions`) API pointed at the same server, one fresh agent per turn;
  * - `fetch`: a hand-written loop (fetch, SSE split, `JSON.parse`, tool call, next request): the floor.
+ * - `durable` (latency only): the floor plus the least that Terret's guarantees cost, written by hand: the request
+ *   abortable, the body read as a stream (so chunks could be logged as they arrive), and the turn's 18 events
+ *   written to SQLite (`node:sqlite`, WAL, Terret's schema, a head read and the inserts in each transaction) in the
+ *   six transactions the ordering needs: `turn/start`, `step/start`, `user/message` before the first request;
+ *   `assistant/message`, `tool/call` before the tool runs; `tool/result`, `step/end`, `step/start` before the next
+ *   request; the chunk, `assistant/message`, `step/end`, `turn/end` at the end. No validation, history, invariant,
+ *   tools pipeline, prompt or events: a bound no harness with those guarantees can go below.
  *
  * Latency runs in rounds (each harness once per round, the order rotated); the figures are medians over rounds
  * and the ratios medians of per-round ratios, which the load of other processes on a shared machine moves least.
@@ -40,8 +47,11 @@ const SIZES = [100, 500];
 /** Latency rounds: each runs every harness once (order rotated); figures are medians over rounds. */
 const ROUNDS = Deno.args.includes("--quick") ? 1 : 3;
 
-type Harness = "terret" | "pi" | "fetch";
+type Harness = "terret" | "pi" | "fetch" | "durable";
+/** The harnesses compared (latency and memory). */
 const HARNESSES: readonly Harness[] = ["fetch", "pi", "terret"];
+/** The harnesses timed (latency only for the durable floor). */
+const TIMED: readonly Harness[] = ["fetch", "durable", "pi", "terret"];
 
 interface LatencyResult {
   readonly p50: number;
@@ -267,6 +277,178 @@ function fetchLoop(baseUrl: string): TurnRunner {
     });
 }
 
+/** The SQLite writes of the durable floor: Terret's schema and pragmas, one transaction per group. */
+class DurableLog {
+  readonly #db: import("node:sqlite").DatabaseSync;
+  readonly #begin: import("node:sqlite").StatementSync;
+  readonly #commit: import("node:sqlite").StatementSync;
+  readonly #head: import("node:sqlite").StatementSync;
+  readonly #insert: import("node:sqlite").StatementSync;
+
+  constructor(db: import("node:sqlite").DatabaseSync) {
+    this.#db = db;
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA synchronous = NORMAL");
+    db.exec("PRAGMA wal_autocheckpoint = 10000");
+    db.exec(
+      "CREATE TABLE IF NOT EXISTS session_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, " +
+        "id TEXT NOT NULL, at TEXT NOT NULL, type TEXT NOT NULL, parent_id TEXT, payload TEXT NOT NULL, " +
+        "UNIQUE (session_id, seq))",
+    );
+    this.#begin = db.prepare("BEGIN IMMEDIATE");
+    this.#commit = db.prepare("COMMIT");
+    this.#head = db.prepare("SELECT max(seq) AS head FROM session_events WHERE session_id = ?");
+    this.#insert = db.prepare(
+      "INSERT INTO session_events (session_id, seq, id, at, type, parent_id, payload) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    );
+  }
+
+  /** Writes `events` to `session` in one transaction, after its head. */
+  write(session: string, events: readonly (readonly [string, unknown])[]): void {
+    this.#begin.run();
+    try {
+      let seq = (this.#head.get(session) as { head: number | null }).head ?? 0;
+      const at = new Date().toISOString();
+      for (const [type, payload] of events) {
+        this.#insert.run(
+          session,
+          ++seq,
+          crypto.randomUUID(),
+          at,
+          type,
+          null,
+          JSON.stringify(payload),
+        );
+      }
+      this.#commit.run();
+    } catch (error) {
+      if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+}
+
+async function durableLoop(baseUrl: string, dir: string): Promise<TurnRunner> {
+  const { DatabaseSync } = await import("node:sqlite");
+  const log = new DurableLog(new DatabaseSync(`${dir}/durable.db`));
+  const url = `${baseUrl}/chat/completions`;
+  const tools = [{
+    type: "function",
+    function: {
+      name: "work",
+      description: "Does one step of the work",
+      parameters: TOOL_PARAMETERS,
+    },
+  }];
+  const decoder = new TextDecoder();
+  return (index) => {
+    const session = `durable-${index}`;
+    log.write(session, [["session/created", { meta: { persona: SYSTEM } }]]);
+    return Promise.resolve(async () => {
+      const messages: Record<string, unknown>[] = [
+        { role: "system", content: SYSTEM },
+        { role: "user", content: PROMPT },
+      ];
+      const pending: [string, unknown][] = [
+        ["turn/start", { agent_id: session }],
+        ["step/start", { step: 1 }],
+        ["user/message", { content: PROMPT }],
+      ];
+      for (let step = 1;; step++) {
+        log.write(session, pending.splice(0));
+        const controller = new AbortController();
+        const response = await fetch(url, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: "Bearer sk-bench" },
+          body: JSON.stringify({ model: "test/model", messages, tools, stream: true }),
+          signal: controller.signal,
+        });
+        const reader = response.body!.getReader();
+        let buffered = "";
+        let content = "";
+        let done = false;
+        const calls: { id: string; name: string; args: string }[] = [];
+        while (!done) {
+          const read = await reader.read();
+          if (read.done) break;
+          buffered += decoder.decode(read.value, { stream: true });
+          let end = buffered.indexOf("\n\n");
+          while (end !== -1) {
+            const event = buffered.slice(0, end);
+            buffered = buffered.slice(end + 2);
+            end = buffered.indexOf("\n\n");
+            if (event === "data: [DONE]") done = true;
+            if (!event.startsWith("data: ") || done) continue;
+            const chunk = JSON.parse(event.slice(6)) as {
+              choices: { delta: { content?: string; tool_calls?: Record<string, unknown>[] } }[];
+            };
+            const delta = chunk.choices[0]?.delta;
+            if (delta?.content) content += delta.content;
+            for (const call of delta?.tool_calls ?? []) {
+              const at = call.index as number;
+              const fn = call.function as { name?: string; arguments?: string };
+              calls[at] ??= { id: call.id as string, name: fn.name ?? "", args: "" };
+              calls[at].args += fn.arguments ?? "";
+            }
+          }
+        }
+        reader.cancel().catch(() => {});
+        const usage = { input_tokens: 10, output_tokens: 5 };
+        if (calls.length === 0) {
+          messages.push({ role: "assistant", content });
+          log.write(session, [
+            ["assistant/chunk", { kind: "text", text: content }],
+            ["assistant/message", { parts: [{ type: "text", text: content }] }],
+            ["step/end", { step, usage, finish_reason: "stop" }],
+            ["turn/end", { status: "completed" }],
+          ]);
+          if (content !== "All done.") {
+            throw new Error(`durable: turn ${index} answered ${content}`);
+          }
+          return;
+        }
+        const parsed = calls.map((call) => ({
+          ...call,
+          parsed: JSON.parse(call.args) as { step: number },
+        }));
+        log.write(session, [
+          ["assistant/message", {
+            parts: parsed.map((call) => ({
+              type: "tool_call",
+              id: call.id,
+              name: call.name,
+              args: call.parsed,
+            })),
+          }],
+          ...parsed.map((call): [string, unknown] => [
+            "tool/call",
+            { id: call.id, name: call.name, args: call.parsed },
+          ]),
+        ]);
+        messages.push({
+          role: "assistant",
+          content: null,
+          tool_calls: calls.map((call) => ({
+            id: call.id,
+            type: "function",
+            function: { name: call.name, arguments: call.args },
+          })),
+        });
+        for (const call of parsed) {
+          const result = `step ${call.parsed.step} done`;
+          messages.push({ role: "tool", tool_call_id: call.id, content: result });
+          pending.push([
+            "tool/result",
+            { id: call.id, name: call.name, content: result, is_error: false },
+          ]);
+        }
+        pending.push(["step/end", { step, usage, finish_reason: "tool_calls" }]);
+        pending.push(["step/start", { step: step + 1 }]);
+      }
+    });
+  };
+}
+
 async function harness(
   name: Harness,
   baseUrl: string,
@@ -275,6 +457,7 @@ async function harness(
 ): Promise<TurnRunner> {
   if (name === "terret") return await terret(baseUrl, dir, Math.max(agents, TURNS + WARM) + 10);
   if (name === "pi") return await pi(baseUrl);
+  if (name === "durable") return await durableLoop(baseUrl, dir);
   return fetchLoop(baseUrl);
 }
 
@@ -393,8 +576,8 @@ async function main(): Promise<void> {
     const rounds: Map<Harness, LatencyResult>[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const results = new Map<Harness, LatencyResult>();
-      for (let i = 0; i < HARNESSES.length; i++) {
-        const name = HARNESSES[(i + round) % HARNESSES.length]!;
+      for (let i = 0; i < TIMED.length; i++) {
+        const name = TIMED[(i + round) % TIMED.length]!;
         results.set(name, JSON.parse(await run(["--worker", name, baseUrl, "latency"])));
       }
       rounds.push(results);
@@ -426,7 +609,7 @@ function report(
   rounds: readonly Map<Harness, LatencyResult>[],
   memories: Map<string, MemoryResult>,
 ): void {
-  const latencies = new Map<Harness, LatencyResult>(HARNESSES.map((name) => {
+  const latencies = new Map<Harness, LatencyResult>(TIMED.map((name) => {
     const of = (key: keyof LatencyResult) => median(rounds.map((round) => round.get(name)![key]));
     return [name, {
       p50: of("p50"),
@@ -447,8 +630,12 @@ function report(
       "RSS@100".padStart(16)
     } ${"RSS@500".padStart(16)}  (wall@500)`,
   );
-  for (const name of HARNESSES) {
+  for (const name of TIMED) {
     const l = latencies.get(name)!;
+    if (!HARNESSES.includes(name)) {
+      console.log(`${name.padEnd(8)} ${f(l.p50)} ${f(l.p99)} ${f(l.mean)}`);
+      continue;
+    }
     const m = SIZES.map((size) => memories.get(`${name}@${size}`)!);
     console.log(
       `${name.padEnd(8)} ${f(l.p50)} ${f(l.p99)} ${f(l.mean)} ${
@@ -471,6 +658,8 @@ function report(
       paired("p50") <= 0.4 ? "met" : "MISSED"
     }; p99 ${paired("p99").toFixed(2)}x; fetch floor/pi p50 ${
       median(rounds.map((round) => round.get("fetch")!.p50 / round.get("pi")!.p50)).toFixed(2)
+    }x; durable floor/pi p50 ${
+      median(rounds.map((round) => round.get("durable")!.p50 / round.get("pi")!.p50)).toFixed(2)
     }x`,
   );
   for (const size of SIZES) {
