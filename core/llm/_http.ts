@@ -11,51 +11,85 @@ export type ErrorEvent = Extract<StreamEvent, { type: "error" }>;
 const ERROR_BODY_LIMIT = 64 * 1024;
 
 /**
- * A deadline on waiting for the server, counted only while the run waits (for response headers, a read, an error
- * body): a consumer that pauses between events never trips it. Cheap per read: `waiting()` and `done()` only record
- * the time, and one timer re-arms itself for the remainder when it fires early.
+ * The idle deadlines of one adapter's requests, kept by one timer: each request registers an {@linkcode IdleTimer}
+ * and the watchdog fires it once it has waited for the server (for response headers, a read, an error body) for
+ * the timeout, counting only while it waits, so a consumer that pauses between events never trips it. The timer
+ * re-arms for the earliest deadline while requests are registered and is unref'd: a request that ends costs a set
+ * deletion, not a timer, and no timer keeps the process alive (an in-flight request does).
  */
-export class IdleTimer {
+export class IdleWatchdog {
   readonly #ms: number;
-  readonly #onIdle: () => void;
-  #since: number | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #watched = new Set<IdleTimer>();
+  #armed = false;
 
-  /** Starts the timer in the waiting state (the request is about to be sent). */
-  constructor(ms: number, onIdle: () => void) {
+  /** @param ms the longest wait for the server, in milliseconds */
+  constructor(ms: number) {
     this.#ms = ms;
+  }
+
+  /** Starts watching one request (in the waiting state: it is about to be sent). */
+  watch(onIdle: () => void): IdleTimer {
+    const timer = new IdleTimer(this.#watched, onIdle);
+    this.#watched.add(timer);
+    if (!this.#armed) this.#arm(this.#ms);
+    return timer;
+  }
+
+  #arm(ms: number): void {
+    this.#armed = true;
+    Deno.unrefTimer(setTimeout(() => this.#check(), ms));
+  }
+
+  #check(): void {
+    this.#armed = false;
+    const now = Date.now();
+    let next = this.#ms;
+    for (const timer of this.#watched) {
+      const since = timer.since;
+      if (since === undefined) continue;
+      const waited = now - since;
+      if (waited >= this.#ms) {
+        this.#watched.delete(timer);
+        timer.fire();
+      } else {
+        next = Math.min(next, this.#ms - waited);
+      }
+    }
+    if (this.#watched.size > 0) this.#arm(next);
+  }
+}
+
+/** One request's idle deadline (see {@linkcode IdleWatchdog}): `waiting()` and `done()` only record the time. */
+export class IdleTimer {
+  readonly #watched: Set<IdleTimer>;
+  readonly #onIdle: () => void;
+  /** When the current wait for the server began, or `undefined` when not waiting. */
+  since: number | undefined;
+
+  constructor(watched: Set<IdleTimer>, onIdle: () => void) {
+    this.#watched = watched;
     this.#onIdle = onIdle;
-    this.#since = Date.now();
-    this.#arm(ms);
+    this.since = Date.now();
   }
 
   /** The run starts waiting for the server. */
   waiting(): void {
-    this.#since = Date.now();
+    this.since = Date.now();
   }
 
   /** The server answered; the wait is over. */
   done(): void {
-    this.#since = undefined;
+    this.since = undefined;
   }
 
-  /** Stops the timer for good. */
+  /** Stops watching for good. */
   clear(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#watched.delete(this);
   }
 
-  #arm(ms: number): void {
-    this.#timer = setTimeout(() => {
-      const since = this.#since;
-      const waited = since === undefined ? 0 : Date.now() - since;
-      if (since !== undefined && waited >= this.#ms) {
-        this.#timer = undefined;
-        this.#onIdle();
-      } else {
-        this.#arm(this.#ms - waited);
-      }
-    }, ms);
+  /** The watchdog found the wait over the timeout. */
+  fire(): void {
+    this.#onIdle();
   }
 }
 

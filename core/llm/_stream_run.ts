@@ -21,7 +21,8 @@ import {
   errorDetail,
   type ErrorEvent,
   failure,
-  IdleTimer,
+  type IdleTimer,
+  type IdleWatchdog,
   ignore,
   readCapped,
 } from "./_http.ts";
@@ -31,6 +32,8 @@ export interface RunSettings {
   readonly policy: RetryPolicy;
   readonly timing: Timing;
   readonly timeoutMs: number;
+  /** The adapter's idle deadlines (one timer for all its requests). */
+  readonly watchdog: IdleWatchdog;
   readonly logger: Logger | undefined;
   /** Sends one attempt's request; rejects promptly when `signal` aborts. */
   readonly send: (signal: AbortSignal) => Promise<Response>;
@@ -208,7 +211,7 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
       controller.abort(this.#signal?.reason);
       attempt.reader?.cancel().catch(ignore);
     };
-    const timer = new IdleTimer(this.#settings.timeoutMs, () => {
+    const timer = this.#settings.watchdog.watch(() => {
       controller.abort(TIMEOUT);
       attempt.reader?.cancel().catch(ignore);
     });

@@ -7,7 +7,7 @@
 import type { Logger } from "@terret/hames";
 import { DEFAULT_RETRY_POLICY, REAL_TIMING, type RetryPolicy, type Timing } from "./retry.ts";
 import { type RunSettings, StreamRun } from "./_stream_run.ts";
-import { untilAborted } from "./_http.ts";
+import { IdleWatchdog, untilAborted } from "./_http.ts";
 import { estimateTokens } from "./token_estimate.ts";
 import type {
   HttpTransport,
@@ -78,6 +78,7 @@ export abstract class HttpAdapterBase implements LlmAdapter {
   readonly #policy: RetryPolicy;
   readonly #timing: Timing;
   readonly #timeoutMs: number;
+  readonly #watchdog: IdleWatchdog;
   /** A configured transport; `undefined` sends with `fetch` directly. */
   readonly #transport: HttpTransport | undefined;
   readonly #logger: Logger | undefined;
@@ -92,6 +93,7 @@ export abstract class HttpAdapterBase implements LlmAdapter {
     this.#policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.#timing = options.timing ?? REAL_TIMING;
     this.#timeoutMs = options.timeoutMs ?? 600_000;
+    this.#watchdog = new IdleWatchdog(this.#timeoutMs);
     this.#transport = options.transport;
     this.#logger = options.logger;
     this.#secrets = (options.secrets ?? []).filter((secret) => secret.length > 0);
@@ -118,6 +120,7 @@ export abstract class HttpAdapterBase implements LlmAdapter {
       policy: this.#policy,
       timing: this.#timing,
       timeoutMs: this.#timeoutMs,
+      watchdog: this.#watchdog,
       logger: this.#logger,
       send: (signal) => {
         const { url, method, headers, body } = this.buildRequest(request);

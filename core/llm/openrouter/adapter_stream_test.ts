@@ -331,6 +331,40 @@ Deno.test("the API key appears in no event, log record, or description of the ad
   );
 });
 
+Deno.test("one adapter's concurrent streams keep their own idle deadlines: a stalled one times out, a steady one ends", async () => {
+  await using server = await fakeOpenRouter();
+  server.script(sseResponse(": OPENROUTER PROCESSING\n\n", { end: "hold" }));
+  // Eight pieces 40 ms apart: 280 ms in all, each wait well under the 150 ms timeout.
+  const steady = TRANSCRIPTS.plainText;
+  const size = Math.ceil(new TextEncoder().encode(steady).byteLength / 8);
+  server.script(sseResponse(steady, { chunks: size, delayMs: 40 }));
+  const llm = new OpenRouterAdapter({
+    model: "m",
+    apiKey: KEY,
+    baseUrl: server.url,
+    timeoutMs: 150,
+    retry: { maxRetries: 0 },
+  });
+  const stalled = collect(llm.stream(REQUEST));
+  await server.waitForRequests(1);
+  const [first, second] = await Promise.all([stalled, collect(llm.stream(REQUEST))]);
+  assert.deepStrictEqual(first, [{
+    type: "error",
+    error: {
+      kind: "network",
+      message: "Cannot complete the model stream: no data for 0.15 s",
+      retryable: true,
+    },
+  }]);
+  assert.deepStrictEqual(second.map((event) => event.type), [
+    "message_start",
+    "text_delta",
+    "text_delta",
+    "usage",
+    "message_stop",
+  ]);
+});
+
 Deno.test("a consumer that pauses between events longer than the timeout does not trip it", async () => {
   await using server = await fakeOpenRouter();
   const cut = TRANSCRIPTS.plainText.indexOf("data:", TRANSCRIPTS.plainText.indexOf("Hello"));
