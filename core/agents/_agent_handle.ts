@@ -7,6 +7,7 @@
 import { type Context, type Logger, TerretError } from "@terret/hames";
 import type { Content } from "../sessions/events.ts";
 import { UserMessage } from "../sessions/events.ts";
+import { FAST_CHECKS } from "../sessions/_fast_checks.ts";
 import type { Sessions } from "../sessions/session_log.ts";
 import type { Agent, IdleOptions, InjectOptions } from "./agent.ts";
 import {
@@ -164,6 +165,7 @@ export class AgentHandle implements Agent {
 
   #check(type: "user/message" | "context/injected", content: Content): void {
     const normalized = this.#host.sessions.normalize(type, { content });
+    if (FAST_CHECKS.get(UserMessage)?.(normalized.value) === true) return;
     const checked = UserMessage.payload.safeParse(normalized.value);
     if (!checked.success) {
       const issues = checked.error.issues
