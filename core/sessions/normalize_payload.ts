@@ -288,6 +288,7 @@ function define(target: Record<string, unknown>, key: string, value: unknown): v
 }
 
 /** Only ASCII: the UTF-8 length of such a string is its length (a native scan, no loop in JS). */
+// deno-lint-ignore no-control-regex -- the whole ASCII range, control characters included, on purpose
 const ASCII = /^[\x00-\x7f]*$/;
 
 /** The UTF-8 length of a well-formed string (at most 3 × `cap` characters reach here). */
