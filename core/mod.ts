@@ -195,13 +195,12 @@ export {
   type ForkOptions,
   type InvariantReport,
   type ScrubberOptions,
-  SessionLog,
-  type SessionLogOptions,
   type Sessions,
   SessionsKey,
   type SignalOptions,
   type StreamOptions,
-} from "./sessions/session_log.ts";
+} from "./sessions/sessions.ts";
+export { SessionLog, type SessionLogOptions } from "./sessions/session_log.ts";
 export { type SessionsConfig, sessionsConfig, sessionsPlugin } from "./sessions/sessions_plugin.ts";
 export { SessionProjection, type SessionProjectionOptions } from "./sessions/session_projection.ts";
 export {

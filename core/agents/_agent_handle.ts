@@ -8,7 +8,7 @@ import { type Context, type Logger, TerretError } from "@terret/hames";
 import type { Content } from "../sessions/events.ts";
 import { UserMessage } from "../sessions/events.ts";
 import { FAST_CHECKS } from "../sessions/_fast_checks.ts";
-import type { Sessions } from "../sessions/session_log.ts";
+import type { Sessions } from "../sessions/sessions.ts";
 import type { Agent, IdleOptions, InjectOptions } from "./agent.ts";
 import {
   AGENT_SHUTDOWN,

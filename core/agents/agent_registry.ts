@@ -14,7 +14,7 @@ import {
   TerretError,
 } from "@terret/hames";
 import { assertSessionId, SESSION_ID_PATTERN } from "../sessions/envelope.ts";
-import { type Sessions, SessionsKey } from "../sessions/session_log.ts";
+import { type Sessions, SessionsKey } from "../sessions/sessions.ts";
 import type { Agent } from "./agent.ts";
 import { AgentHandle } from "./_agent_handle.ts";
 import { driverOf } from "./driver.ts";

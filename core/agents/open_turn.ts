@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Sessions, SignalOptions } from "../sessions/session_log.ts";
+import type { Sessions, SignalOptions } from "../sessions/sessions.ts";
 import type { OpenTurn } from "./driver.ts";
 
 /**

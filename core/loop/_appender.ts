@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { Sessions } from "../sessions/session_log.ts";
+import type { Sessions } from "../sessions/sessions.ts";
 
 /** Queues a turn's events and submits them in order, in bursts. */
 export class Appender {

@@ -27,7 +27,7 @@ import { PromptKey } from "../prompt/prompt_assembler.ts";
 import { WorkspaceKey } from "../seams/workspace.ts";
 import type { SessionEvent } from "../sessions/envelope.ts";
 import type { Content } from "../sessions/events.ts";
-import type { Sessions } from "../sessions/session_log.ts";
+import type { Sessions } from "../sessions/sessions.ts";
 import type { ToolResultPayload } from "../tools/tool.ts";
 import { type ToolCallRequest, ToolsKey } from "../tools/tool_registry.ts";
 import { Appender } from "./_appender.ts";

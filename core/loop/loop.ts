@@ -8,7 +8,7 @@ import { type HostPermissions, Service, type ServiceKey } from "@terret/hames";
 import { type Driver, LoopKey, type TurnOutcome, type TurnRun } from "../agents/driver.ts";
 import { ModelRoleSchema } from "../llm/schemas.ts";
 import type { ModelRole } from "../llm/vocabulary.ts";
-import { SessionsKey } from "../sessions/session_log.ts";
+import { SessionsKey } from "../sessions/sessions.ts";
 import { runTurn } from "./_turn.ts";
 
 /** The `loop` row's config. */

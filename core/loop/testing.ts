@@ -17,7 +17,7 @@ import type { LlmAdapter } from "../llm/vocabulary.ts";
 import { type Prompt, PromptAssembler, PromptKey } from "../prompt/prompt_assembler.ts";
 import type { SessionEvent } from "../sessions/envelope.ts";
 import { memoryStorePlugin } from "../sessions/memory_store.ts";
-import { type Sessions, SessionsKey } from "../sessions/session_log.ts";
+import { type Sessions, SessionsKey } from "../sessions/sessions.ts";
 import { sessionsPlugin } from "../sessions/sessions_plugin.ts";
 import { sqliteStorePlugin } from "../sessions/sqlite_store.ts";
 import { ToolAllowList } from "../tools/allow_list.ts";

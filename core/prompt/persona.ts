@@ -5,7 +5,7 @@
  * @module
  */
 import type { SessionEvent } from "../sessions/envelope.ts";
-import type { Sessions, SignalOptions } from "../sessions/session_log.ts";
+import type { Sessions, SignalOptions } from "../sessions/sessions.ts";
 import type { PersonaAmendedPayload } from "./events.ts";
 
 /** The `session/created` `meta` key holding the initial persona. */

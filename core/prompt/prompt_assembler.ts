@@ -16,7 +16,7 @@ import {
 import { z } from "zod";
 import type { LlmCapabilities } from "../llm/vocabulary.ts";
 import { SessionProjection } from "../sessions/session_projection.ts";
-import { SessionsKey } from "../sessions/session_log.ts";
+import { SessionsKey } from "../sessions/sessions.ts";
 import { PersonaAmended, PromptCollect } from "./events.ts";
 import {
   amendedPersona,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createContext, isTerretError } from "@terret/hames";
 import { memoryStorePlugin } from "../sessions/memory_store.ts";
-import { SessionsKey } from "../sessions/session_log.ts";
+import { SessionsKey } from "../sessions/sessions.ts";
 import { sessionsPlugin } from "../sessions/sessions_plugin.ts";
 import { createToolStack } from "../tools/testing.ts";
 import { PromptCollect } from "./events.ts";

@@ -13,7 +13,7 @@ import {
   type ServiceKey,
 } from "@terret/hames";
 import { z } from "zod";
-import { SessionsKey } from "../sessions/session_log.ts";
+import { SessionsKey } from "../sessions/sessions.ts";
 import { ToolsPostExecute } from "../tools/events.ts";
 import type { ToolContent } from "../tools/tool.ts";
 import { redactionToken } from "./redaction_plugin.ts";

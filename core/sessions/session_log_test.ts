@@ -4,7 +4,8 @@ import { createContext, createMemoryLogger, defineEvent, Loader, TerretError } f
 import { InvariantViolated, type InvariantViolatedPayload } from "./events.ts";
 import { MemorySessionStore } from "./memory_store.ts";
 import { normalizePayload } from "./normalize_payload.ts";
-import { SessionLog, SessionsKey } from "./session_log.ts";
+import { SessionLog } from "./session_log.ts";
+import { SessionsKey } from "./sessions.ts";
 import { sessionsPlugin } from "./sessions_plugin.ts";
 import { sqliteStorePlugin } from "./sqlite_store.ts";
 

@@ -8,7 +8,7 @@
 import type { Context, Disposer } from "@terret/hames";
 import type { SessionEvent } from "./envelope.ts";
 import { SessionEventAppended } from "./events.ts";
-import type { Sessions } from "./session_log.ts";
+import type { Sessions } from "./sessions.ts";
 
 /** Options for {@linkcode SessionProjection}. */
 export interface SessionProjectionOptions<S> {

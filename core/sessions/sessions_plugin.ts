@@ -6,7 +6,8 @@
 import { type Context, definePlugin, type Plugin } from "@terret/hames";
 import { z } from "zod";
 import { DEFAULT_MAX_PAYLOAD_BYTES } from "./normalize_payload.ts";
-import { SessionLog, SessionsKey } from "./session_log.ts";
+import { SessionLog } from "./session_log.ts";
+import { SessionsKey } from "./sessions.ts";
 import { SessionStoreKey } from "./store.ts";
 
 /** The sessions plugin's config. */

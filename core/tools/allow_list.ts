@@ -15,7 +15,7 @@ import {
 import { z } from "zod";
 import type { SessionEvent } from "../sessions/envelope.ts";
 import { SessionProjection } from "../sessions/session_projection.ts";
-import { type Sessions, SessionsKey } from "../sessions/session_log.ts";
+import { type Sessions, SessionsKey } from "../sessions/sessions.ts";
 import { ToolsPreExecute } from "./events.ts";
 import { PatternSet } from "./fnmatch.ts";
 import { messageOf } from "./tool.ts";

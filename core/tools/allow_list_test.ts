@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { type Context, createContext, definePlugin, isTerretError } from "@terret/hames";
 import type { EventDraft, SessionEvent } from "../sessions/envelope.ts";
 import { MemorySessionStore, memoryStorePlugin } from "../sessions/memory_store.ts";
-import { SessionsKey } from "../sessions/session_log.ts";
+import { SessionsKey } from "../sessions/sessions.ts";
 import { sessionsPlugin } from "../sessions/sessions_plugin.ts";
 import { sqliteStorePlugin } from "../sessions/sqlite_store.ts";
 import {

@@ -8,7 +8,7 @@
 import { type Context, createContext, type CreateContextOptions } from "@terret/hames";
 import { z } from "zod";
 import { memoryStorePlugin } from "../sessions/memory_store.ts";
-import { type Sessions, SessionsKey } from "../sessions/session_log.ts";
+import { type Sessions, SessionsKey } from "../sessions/sessions.ts";
 import { sessionsPlugin } from "../sessions/sessions_plugin.ts";
 import { type Prompt, PromptAssembler, PromptKey } from "../prompt/prompt_assembler.ts";
 import { ToolAllowList, type ToolPolicy, ToolPolicyKey } from "./allow_list.ts";
