@@ -216,6 +216,27 @@ async function pi(baseUrl: string): Promise<TurnRunner> {
   };
 }
 
+/** A model reply as the hand-written floors assemble it. */
+interface Reply {
+  content: string;
+  readonly calls: { id: string; name: string; args: string }[];
+}
+
+/** Folds one SSE data payload into the reply: the floors' whole decoder (text, tool calls by index). */
+function fold(data: string, reply: Reply): void {
+  const chunk = JSON.parse(data) as {
+    choices: { delta: { content?: string; tool_calls?: Record<string, unknown>[] } }[];
+  };
+  const delta = chunk.choices[0]?.delta;
+  if (delta?.content) reply.content += delta.content;
+  for (const call of delta?.tool_calls ?? []) {
+    const at = call.index as number;
+    const fn = call.function as { name?: string; arguments?: string };
+    reply.calls[at] ??= { id: call.id as string, name: fn.name ?? "", args: "" };
+    reply.calls[at].args += fn.arguments ?? "";
+  }
+}
+
 function fetchLoop(baseUrl: string): TurnRunner {
   const url = `${baseUrl}/chat/completions`;
   const tools = [{
@@ -239,22 +260,12 @@ function fetchLoop(baseUrl: string): TurnRunner {
           body: JSON.stringify({ model: "test/model", messages, tools, stream: true }),
         });
         const text = await response.text();
-        let content = "";
-        const calls: { id: string; name: string; args: string }[] = [];
+        const reply: Reply = { content: "", calls: [] };
         for (const event of text.split("\n\n")) {
           if (!event.startsWith("data: ") || event === "data: [DONE]") continue;
-          const chunk = JSON.parse(event.slice(6)) as {
-            choices: { delta: { content?: string; tool_calls?: Record<string, unknown>[] } }[];
-          };
-          const delta = chunk.choices[0]?.delta;
-          if (delta?.content) content += delta.content;
-          for (const call of delta?.tool_calls ?? []) {
-            const at = call.index as number;
-            const fn = call.function as { name?: string; arguments?: string };
-            calls[at] ??= { id: call.id as string, name: fn.name ?? "", args: "" };
-            calls[at].args += fn.arguments ?? "";
-          }
+          fold(event.slice(6), reply);
         }
+        const { content, calls } = reply;
         if (calls.length === 0) {
           messages.push({ role: "assistant", content });
           if (content !== "All done.") throw new Error(`fetch: turn ${index} answered ${content}`);
@@ -365,9 +376,8 @@ async function durableLoop(baseUrl: string, dir: string): Promise<TurnRunner> {
         });
         const reader = response.body!.getReader();
         let buffered = "";
-        let content = "";
+        const reply: Reply = { content: "", calls: [] };
         let done = false;
-        const calls: { id: string; name: string; args: string }[] = [];
         while (!done) {
           const read = await reader.read();
           if (read.done) break;
@@ -379,20 +389,11 @@ async function durableLoop(baseUrl: string, dir: string): Promise<TurnRunner> {
             end = buffered.indexOf("\n\n");
             if (event === "data: [DONE]") done = true;
             if (!event.startsWith("data: ") || done) continue;
-            const chunk = JSON.parse(event.slice(6)) as {
-              choices: { delta: { content?: string; tool_calls?: Record<string, unknown>[] } }[];
-            };
-            const delta = chunk.choices[0]?.delta;
-            if (delta?.content) content += delta.content;
-            for (const call of delta?.tool_calls ?? []) {
-              const at = call.index as number;
-              const fn = call.function as { name?: string; arguments?: string };
-              calls[at] ??= { id: call.id as string, name: fn.name ?? "", args: "" };
-              calls[at].args += fn.arguments ?? "";
-            }
+            fold(event.slice(6), reply);
           }
         }
         reader.cancel().catch(() => {});
+        const { content, calls } = reply;
         const usage = { input_tokens: 10, output_tokens: 5 };
         if (calls.length === 0) {
           messages.push({ role: "assistant", content });
