@@ -237,6 +237,19 @@ function fold(data: string, reply: Reply): void {
   }
 }
 
+/** The assistant message of a reply that called tools, as a floor sends it back. */
+function toolCallMessage(calls: Reply["calls"]): Record<string, unknown> {
+  return {
+    role: "assistant",
+    content: null,
+    tool_calls: calls.map((call) => ({
+      id: call.id,
+      type: "function",
+      function: { name: call.name, arguments: call.args },
+    })),
+  };
+}
+
 function fetchLoop(baseUrl: string): TurnRunner {
   const url = `${baseUrl}/chat/completions`;
   const tools = [{
@@ -271,15 +284,7 @@ function fetchLoop(baseUrl: string): TurnRunner {
           if (content !== "All done.") throw new Error(`fetch: turn ${index} answered ${content}`);
           return;
         }
-        messages.push({
-          role: "assistant",
-          content: null,
-          tool_calls: calls.map((call) => ({
-            id: call.id,
-            type: "function",
-            function: { name: call.name, arguments: call.args },
-          })),
-        });
+        messages.push(toolCallMessage(calls));
         for (const call of calls) {
           const args = JSON.parse(call.args) as { step: number };
           messages.push({ role: "tool", tool_call_id: call.id, content: `step ${args.step} done` });
@@ -426,15 +431,7 @@ async function durableLoop(baseUrl: string, dir: string): Promise<TurnRunner> {
             { id: call.id, name: call.name, args: call.parsed },
           ]),
         ]);
-        messages.push({
-          role: "assistant",
-          content: null,
-          tool_calls: calls.map((call) => ({
-            id: call.id,
-            type: "function",
-            function: { name: call.name, arguments: call.args },
-          })),
-        });
+        messages.push(toolCallMessage(calls));
         for (const call of parsed) {
           const result = `step ${call.parsed.step} done`;
           messages.push({ role: "tool", tool_call_id: call.id, content: result });
