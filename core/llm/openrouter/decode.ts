@@ -5,6 +5,7 @@
  * @module
  */
 import type { StreamDecoder } from "../adapter_base.ts";
+import { toolCallEnd } from "../tool_call_end.ts";
 import type { FinishReason, StreamEvent, StreamFailure, Usage } from "../vocabulary.ts";
 
 /** One structured reasoning block (`reasoning_details[]`), kept verbatim for replay. */
@@ -259,7 +260,7 @@ export class ChatCompletionsDecoder implements StreamDecoder {
       if (tool.ended) continue;
       if (!tool.started) this.#startTool(index, tool, out);
       tool.ended = true;
-      out.push(endTool(index, tool));
+      out.push(toolCallEnd(index, tool.id, tool.name, tool.args));
     }
   }
 
@@ -278,27 +279,6 @@ export class ChatCompletionsDecoder implements StreamDecoder {
     );
     return true;
   }
-}
-
-function endTool(index: number, tool: ToolState): StreamEvent {
-  const raw = tool.args;
-  const base = { type: "tool_call_end" as const, index, id: tool.id, name: tool.name };
-  if (raw.trim() === "") return { ...base, args: {} };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    return { ...base, args: undefined, argsError: { message: `Invalid JSON: ${reason}`, raw } };
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    return {
-      ...base,
-      args: undefined,
-      argsError: { message: "The arguments are not a JSON object", raw },
-    };
-  }
-  return { ...base, args: parsed as Record<string, unknown> };
 }
 
 function toUsage(usage: Json): Usage {

@@ -7,6 +7,7 @@
  */
 import { clearImmediate, setImmediate } from "node:timers";
 import { estimateTokens } from "../token_estimate.ts";
+import { toolCallEnd } from "../tool_call_end.ts";
 import type {
   FinishReason,
   LlmAdapter,
@@ -90,33 +91,6 @@ export function toolCallsReply(
     items.push(toolCallEnd(index, call.id, call.name, raw));
   });
   return [...items, ...ending(options, "tool_calls")];
-}
-
-function toolCallEnd(index: number, id: string, name: string, raw: string): StreamEvent {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch (error) {
-    return {
-      type: "tool_call_end",
-      index,
-      id,
-      name,
-      args: undefined,
-      argsError: { message: `Invalid JSON: ${(error as Error).message}`, raw },
-    };
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    return {
-      type: "tool_call_end",
-      index,
-      id,
-      name,
-      args: undefined,
-      argsError: { message: "The arguments are not a JSON object", raw },
-    };
-  }
-  return { type: "tool_call_end", index, id, name, args: parsed as Record<string, unknown> };
 }
 
 /** A failed response: the given items (default just `message_start`), then the `error` event. */
