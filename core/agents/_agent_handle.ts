@@ -6,8 +6,8 @@
  */
 import { type Context, type Logger, TerretError } from "@terret/hames";
 import type { Content } from "../sessions/events.ts";
-import { UserMessage } from "../sessions/events.ts";
-import { FAST_CHECKS } from "../sessions/_fast_checks.ts";
+import { ContextInjected, UserMessage } from "../sessions/events.ts";
+import { schemaIssues } from "../sessions/_fast_checks.ts";
 import type { Sessions } from "../sessions/sessions.ts";
 import type { Agent, IdleOptions, InjectOptions } from "./agent.ts";
 import {
@@ -165,12 +165,11 @@ export class AgentHandle implements Agent {
 
   #check(type: "user/message" | "context/injected", content: Content): void {
     const normalized = this.#host.sessions.normalize(type, { content });
-    if (FAST_CHECKS.get(UserMessage)?.(normalized.value) === true) return;
-    const checked = UserMessage.payload.safeParse(normalized.value);
-    if (!checked.success) {
-      const issues = checked.error.issues
-        .map((issue) => `${["payload", ...issue.path.map(String)].join(".")}: ${issue.message}`)
-        .join("; ");
+    const issues = schemaIssues(
+      type === "user/message" ? UserMessage : ContextInjected,
+      normalized.value,
+    );
+    if (issues !== undefined) {
       throw new TerretError(
         "InvalidPayload",
         `Cannot queue "${type}" for agent "${this.id}": the payload breaks its schema: ${issues}`,

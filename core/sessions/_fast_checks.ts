@@ -2,7 +2,8 @@
  * Exact fast checks of the built-in durable payload schemas, for the append boundary's hot path. Each is
  * equivalent to its event's zod schema on a normalized payload (plain frozen JSON: no `undefined`, finite numbers,
  * plain objects); `fast_checks_test.ts` proves it by comparing both on generated payloads. A payload a check refuses
- * goes to zod, which words the error. Internal to the sessions service.
+ * goes to zod, which words the error (`schemaIssues`). Internal to the sessions service and the agents that check
+ * content before queueing it.
  *
  * @module
  */
@@ -145,3 +146,17 @@ export const FAST_CHECKS: ReadonlyMap<EventDefinition, FastCheck> = new Map<
     (p) => isObject(p) && Array.isArray(p.allow) && p.allow.every((x) => typeof x === "string"),
   ],
 ] as [EventDefinition, FastCheck][]);
+
+/**
+ * The schema failures of a normalized payload for `def`, worded for an error message (`payload.content: …; …`), or
+ * `undefined` when the payload passes. A built-in type's exact fast check is tried first; zod has the last word and
+ * words the failures.
+ */
+export function schemaIssues(def: EventDefinition, payload: unknown): string | undefined {
+  if (FAST_CHECKS.get(def)?.(payload) === true) return undefined;
+  const checked = def.payload.safeParse(payload);
+  if (checked.success) return undefined;
+  return checked.error.issues
+    .map((issue) => `${["payload", ...issue.path.map(String)].join(".")}: ${issue.message}`)
+    .join("; ");
+}

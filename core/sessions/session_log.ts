@@ -19,7 +19,7 @@ import {
 } from "./envelope.ts";
 import { InvariantViolated, SESSION_EVENT_TYPES, SessionEventAppended } from "./events.ts";
 import { LiveFeed } from "./_live_feed.ts";
-import { FAST_CHECKS } from "./_fast_checks.ts";
+import { schemaIssues } from "./_fast_checks.ts";
 import { HistoryCache } from "./_history_cache.ts";
 import {
   DEFAULT_MAX_PAYLOAD_BYTES,
@@ -52,7 +52,6 @@ export interface SessionLogOptions {
 }
 
 const RESERVED = new Set(["session/created", "session/forked"]);
-const PASSED = { success: true } as const;
 const REPLAY_PAGE = 1000;
 
 /**
@@ -399,14 +398,8 @@ export class SessionLog implements Sessions {
       );
     }
     const normalized = this.normalize(type, payload);
-    // A built-in type's exact fast check accepts what its schema accepts; zod has the last word (and the message).
-    const checked = FAST_CHECKS.get(def)?.(normalized.value) === true
-      ? PASSED
-      : def.payload.safeParse(normalized.value);
-    if (!checked.success) {
-      const issues = checked.error.issues
-        .map((issue) => `${["payload", ...issue.path.map(String)].join(".")}: ${issue.message}`)
-        .join("; ");
+    const issues = schemaIssues(def, normalized.value);
+    if (issues !== undefined) {
       throw new TerretError(
         "InvalidPayload",
         `Cannot append "${type}" to session "${sessionId}": the payload breaks its schema: ${issues}`,

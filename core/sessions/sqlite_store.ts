@@ -10,7 +10,7 @@ import { setImmediate } from "node:timers";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { mkdirSync } from "node:fs";
 import { z } from "zod";
-import type { EventDraft, SessionEvent } from "./envelope.ts";
+import { envelopeOf, type EventDraft, type SessionEvent } from "./envelope.ts";
 import { GroupCommit, type Settled } from "./_group_commit.ts";
 import {
   checkImport,
@@ -331,15 +331,7 @@ export class SqliteSessionStore implements SessionStore {
           }
           const seq = head + 1;
           heads.set(draft.session_id, seq);
-          const event: SessionEvent = {
-            id: draft.id,
-            session_id: draft.session_id,
-            seq,
-            at: draft.at,
-            type: draft.type,
-            payload: draft.payload,
-            parent_id: draft.parent_id,
-          };
+          const event = envelopeOf(draft, seq);
           committed.push(event);
           payloads.push(draft.payload_json);
           outcomes.push({ ok: true, value: event });
