@@ -77,17 +77,24 @@ const DEFAULTS = {
   created: 1764430000,
 };
 
-/** One OpenRouter stream chunk with a single choice carrying `delta`. */
-export function chunk(
-  delta: Readonly<Record<string, unknown>>,
-  options: ChunkOptions = {},
-): Record<string, unknown> {
+/** The fields that open every chunk, in OpenRouter's order. */
+function chunkHeader(options: ChunkOptions): Record<string, unknown> {
   return {
     id: options.id ?? DEFAULTS.id,
     provider: options.provider ?? DEFAULTS.provider,
     model: options.model ?? DEFAULTS.model,
     object: "chat.completion.chunk",
     created: options.created ?? DEFAULTS.created,
+  };
+}
+
+/** One OpenRouter stream chunk with a single choice carrying `delta`. */
+export function chunk(
+  delta: Readonly<Record<string, unknown>>,
+  options: ChunkOptions = {},
+): Record<string, unknown> {
+  return {
+    ...chunkHeader(options),
     choices: [{
       index: 0,
       delta,
@@ -117,11 +124,7 @@ export function usageChunk(
   options: ChunkOptions = {},
 ): Record<string, unknown> {
   return {
-    id: options.id ?? DEFAULTS.id,
-    provider: options.provider ?? DEFAULTS.provider,
-    model: options.model ?? DEFAULTS.model,
-    object: "chat.completion.chunk",
-    created: options.created ?? DEFAULTS.created,
+    ...chunkHeader(options),
     choices: [],
     usage: {
       prompt_tokens: usage.prompt_tokens,
