@@ -150,11 +150,14 @@ async function psRows(): Promise<{ pid: number; pgid: number; stat: string }[]> 
   });
 }
 
-/** Waits until `check` returns true, polling every 10 ms; fails after `ms` (a deadline, not a timing claim). */
+/**
+ * Waits until `check` returns true, polling every 10 ms; fails after `ms` (a deadline, not a timing claim). The one
+ * polling wait of the test suites (exec's, the MCP and WebSocket integration tests).
+ */
 export async function until(
   what: string,
   check: () => boolean | Promise<boolean>,
-  ms = 10_000,
+  ms = 15_000,
 ): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {

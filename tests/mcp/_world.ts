@@ -144,18 +144,7 @@ export class RecordingRegistry {
   }
 }
 
-/** Waits until `check` holds, polling every 10 ms; fails after `ms` (a deadline, not a timing claim). */
-export async function until(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  ms = 15_000,
-): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+export { until } from "../../exec/process/_testing.ts";
 
 /** A free loopback TCP port (bound and released). */
 export function freePort(): number {

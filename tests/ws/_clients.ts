@@ -22,15 +22,6 @@ export async function within<T>(promise: Promise<T>, ms: number, what: string): 
   }
 }
 
-/** Waits until `check()` is true, polling on timers, failing after `ms`. */
-export async function until(check: () => boolean, ms: number, what: string): Promise<void> {
-  const started = performance.now();
-  while (!check()) {
-    if (performance.now() - started > ms) throw new Error(`Timed out after ${ms} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
-
 /** How a connection ended. */
 export interface Closed {
   readonly code: number;

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { createContext } from "@terret/hames";
 import type { AppendInput, SessionEvent } from "@terret/core";
-import { type Frame, RawClient, until, within, WsClient } from "./_clients.ts";
+import { until } from "../../exec/process/_testing.ts";
+import { type Frame, RawClient, within, WsClient } from "./_clients.ts";
 import { assertGolden } from "./_golden.ts";
 import { chunk, eventFrame, type Harness, startHarness, TOKEN } from "./_harness.ts";
 
@@ -215,7 +216,7 @@ Deno.test("a replay waiting on a reader that stopped reading is dropped after se
   await h.append("stuck", ...Array.from({ length: 100 }, () => chunk(big))); // 6.4 MiB to replay
   await h.append("next", chunk("hello"));
   const stuck = await rawSubscriber(h, "stuck", 1); // never reads
-  await until(() => h.server.stats().replays_running === 1, 10_000, "the stuck replay to start");
+  await until("the stuck replay to start", () => h.server.stats().replays_running === 1, 10_000);
   const { client } = await h.connect("next");
   client.send({ type: "subscribe", from_seq: 1, ref: "n" });
   // Acked at once; its replay waits for the only slot, which the stuck reader holds until it times out.
@@ -269,7 +270,7 @@ Deno.test("a client that does not answer pings is closed after heartbeat_seconds
   client.close();
   // hello, then Deno's ping, then the end of the connection.
   assert.deepStrictEqual(opcodes.slice(0, 2), [0x1, 0x9]);
-  await until(() => h.server.stats().connections === 0, 10_000, "the server to forget it");
+  await until("the server to forget it", () => h.server.stats().connections === 0, 10_000);
 });
 
 Deno.test("shutting the server down closes every connection with 1001", async () => {
