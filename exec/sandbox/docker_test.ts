@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createContext, Loader, parseConfig, pluginPermissions, TerretError } from "@terret/hames";
 import { SandboxKey, WorkspaceKey } from "@terret/core";
-import { runSandboxConformance } from "../../tests/conformance/sandbox_provider.ts";
+import { runSandboxConformance, spawnWrapped } from "../../tests/conformance/sandbox_provider.ts";
 import { dockerLane } from "../../tests/docker/lane.ts";
 import { workspacePlugin } from "../workspace.ts";
 import { DockerSandbox, dockerSandboxPlugin } from "./docker.ts";
@@ -330,16 +330,7 @@ Deno.test({
         "-c",
         "trap 'echo cleaning; sleep 0.2; echo cleaned; exit 5' TERM; echo ready; read -r line",
       ], { cwd: root });
-      const child = new Deno.Command(wrapped.argv[0]!, {
-        args: wrapped.argv.slice(1),
-        cwd: wrapped.cwd,
-        env: { ...wrapped.env },
-        clearEnv: true,
-        detached: true,
-        stdin: "piped",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
+      const child = spawnWrapped(wrapped, "piped");
       const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
       let out = "";
       while (!out.includes("ready\n")) out += (await reader.read()).value ?? "";

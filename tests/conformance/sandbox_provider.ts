@@ -147,9 +147,15 @@ interface Ran {
   readonly stderr: string;
 }
 
-/** Spawns a wrapped command as the subprocess seam does, bounded by a deadline that fails the test. */
-async function spawn(wrapped: WrappedCommand, stdin = ""): Promise<Ran> {
-  const child = new Deno.Command(wrapped.argv[0]!, {
+/**
+ * Starts a wrapped command as the subprocess seam does: its own process group, only the wrapped environment, stdin
+ * and stdout piped.
+ */
+export function spawnWrapped(
+  wrapped: WrappedCommand,
+  stderr: "piped" | "null",
+): Deno.ChildProcess {
+  return new Deno.Command(wrapped.argv[0]!, {
     args: wrapped.argv.slice(1),
     cwd: wrapped.cwd,
     env: { ...wrapped.env },
@@ -157,8 +163,13 @@ async function spawn(wrapped: WrappedCommand, stdin = ""): Promise<Ran> {
     detached: true,
     stdin: "piped",
     stdout: "piped",
-    stderr: "piped",
+    stderr,
   }).spawn();
+}
+
+/** Spawns a wrapped command as the subprocess seam does, bounded by a deadline that fails the test. */
+async function spawn(wrapped: WrappedCommand, stdin = ""): Promise<Ran> {
+  const child = spawnWrapped(wrapped, "piped");
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -280,16 +291,7 @@ async function cancellation(
   );
   const count = (): Promise<number> =>
     (options.countProcesses ?? countHostProcesses)(marker, subject);
-  const child = new Deno.Command(wrapped.argv[0]!, {
-    args: wrapped.argv.slice(1),
-    cwd: wrapped.cwd,
-    env: { ...wrapped.env },
-    clearEnv: true,
-    detached: true,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
+  const child = spawnWrapped(wrapped, "null");
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let seen = "";
   while (!seen.includes("started")) {
