@@ -11,7 +11,8 @@
  * @module
  */
 import type { Sandbox } from "@terret/core";
-import { createNoneSandbox, DenoFileSystem, DenoSandbox, DockerSandbox } from "@terret/exec";
+import { createNoneSandbox, DenoSandbox, DockerSandbox } from "@terret/exec/sandbox";
+import { DenoFileSystem } from "@terret/exec/fs";
 import { type Latency, measureLatency } from "./_measure.ts";
 
 const quick = Deno.args.includes("--quick");

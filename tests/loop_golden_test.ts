@@ -6,13 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { z } from "zod";
-import {
-  AgentPreStep,
-  AgentStatusChanged,
-  type AgentStatusChangedPayload,
-  AgentTurnStopping,
-  type Message,
-} from "@terret/core";
+import { AgentPreStep, AgentStatusChanged, AgentTurnStopping, type Message } from "@terret/core";
+import type { AgentStatusChangedPayload } from "@terret/core/agents";
 import {
   type AgentStack,
   createAgentStack,

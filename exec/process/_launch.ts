@@ -5,7 +5,8 @@
  * @module
  */
 import { type HostPermissions, TerretError } from "@terret/hames";
-import type { Sandbox, WrapOptions, WrappedCommand } from "@terret/core";
+import type { Sandbox } from "@terret/core";
+import type { WrapOptions, WrappedCommand } from "@terret/core/seams";
 import type { IPty } from "@lydell/node-pty";
 
 /** Options of {@linkcode launchPiped}. */

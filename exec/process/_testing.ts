@@ -13,7 +13,8 @@ import {
 } from "@terret/hames";
 import { Loader, type Row } from "@terret/hames";
 import type { Context } from "@terret/hames";
-import { type Sandbox, SandboxKey, WorkspaceKey, type WrapOptions } from "@terret/core";
+import { type Sandbox, SandboxKey, WorkspaceKey } from "@terret/core";
+import type { WrapOptions } from "@terret/core/seams";
 import { workspacePlugin } from "../workspace.ts";
 import { noneSandboxPlugin } from "../sandbox/none.ts";
 import { isInside } from "../paths.ts";

@@ -11,21 +11,18 @@ import {
   type Plugin,
   TerretError,
 } from "@terret/hames";
-import {
-  type ChildExit,
-  type ChildHandle,
-  type ExitStatus,
-  type PtyHandle,
-  type PtySpawnOptions,
-  type RunOptions,
-  type RunResult,
-  type Sandbox,
-  SandboxKey,
-  type SpawnOptions,
-  type Subprocess,
-  SubprocessKey,
-  type WrappedCommand,
-} from "@terret/core";
+import type {
+  ChildExit,
+  ChildHandle,
+  ExitStatus,
+  PtyHandle,
+  PtySpawnOptions,
+  RunOptions,
+  RunResult,
+  SpawnOptions,
+  WrappedCommand,
+} from "@terret/core/seams";
+import { type Sandbox, SandboxKey, type Subprocess, SubprocessKey } from "@terret/core";
 import { z } from "zod";
 import { HeadTailCapture } from "./_capture.ts";
 import { drain, feed, settleWithin } from "./_pipes.ts";

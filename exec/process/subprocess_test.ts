@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { parseConfig, pluginPermissions, TerretError } from "@terret/hames";
-import { type PtyHandle, SubprocessKey } from "@terret/core";
+import type { PtyHandle } from "@terret/core/seams";
+import { SubprocessKey } from "@terret/core";
 import { subprocessPlugin } from "./subprocess.ts";
 import { shellPlugin } from "./shell.ts";
 import { terminalsPlugin } from "./terminals.ts";

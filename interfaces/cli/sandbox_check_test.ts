@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { ProbeSandboxOptions, SandboxProbe } from "@terret/exec";
+import type { ProbeSandboxOptions, SandboxProbe } from "@terret/exec/sandbox";
 import { COMPOSITION_CHECKS, prepareRows, resolveProfile } from "@terret/terret";
 import { createSandboxCheck, runTrt } from "./mod.ts";
 

@@ -5,7 +5,7 @@
  * and a kill mid-call.
  */
 import assert from "node:assert/strict";
-import { DEFAULT_INHERIT_ENV } from "@terret/exec";
+import { DEFAULT_INHERIT_ENV } from "@terret/exec/process";
 import {
   DENO_CHILD_ENV,
   EVERYTHING,

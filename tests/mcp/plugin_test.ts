@@ -15,7 +15,6 @@ import {
 } from "@terret/hames";
 import {
   mcpPlugin,
-  mcpServerConfig,
   McpToolsReconciled,
   memoryStorePlugin,
   PromptAssembler,
@@ -26,6 +25,7 @@ import {
   ToolRegistry,
   ToolsKey,
 } from "@terret/core";
+import { mcpServerConfig } from "@terret/core/mcp";
 import { noneSandboxPlugin, subprocessPlugin, workspacePlugin } from "@terret/exec";
 import {
   alive,
