@@ -24,6 +24,7 @@
  *
  * @module
  */
+export { CORE_ERROR_CODES, CORE_ERRORS, type CoreErrorCode } from "./errors.ts";
 export {
   type Sandbox,
   SandboxKey,

@@ -6,6 +6,7 @@
  *
  * @module
  */
+export { EXEC_ERROR_CODES, EXEC_ERRORS, type ExecErrorCode } from "./errors.ts";
 export { type FileSystem, FsAuthorize, FsKey, fsPlugin, workspacePlugin } from "./fs/mod.ts";
 export {
   denoSandboxPlugin,

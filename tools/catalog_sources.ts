@@ -1,13 +1,15 @@
 /**
  * The declarations the catalogs are generated from, discovered from what every package exports: each exported
- * event (or list of events) and each exported plugin. Declaring an event or a plugin and exporting it from its
+ * event (or list of events), each exported plugin and each exported error code table. Declaring an event or a plugin and exporting it from its
  * package's `mod.ts` or one of its subpath entries is all it takes to appear in `docs/events.md` and `docs/config-catalog.md`.
  *
  * @module
  */
 import * as hames from "@terret/hames";
 import {
+  type ErrorCodes,
   type EventDefinition,
+  isErrorCodes,
   isEventDefinition,
   isServiceClass,
   type PluginLike,
@@ -28,6 +30,7 @@ import * as execProcess from "@terret/exec/process";
 import * as execSandbox from "@terret/exec/sandbox";
 import * as execTools from "@terret/exec/tools";
 import * as ws from "@terret/ws";
+import * as terret from "@terret/terret";
 
 /** Every public entry: each package's `.` and each of its subpaths. */
 const modules: readonly Record<string, unknown>[] = [
@@ -48,6 +51,7 @@ const modules: readonly Record<string, unknown>[] = [
   execProcess,
   execTools,
   ws,
+  terret,
 ];
 
 /** Every exported event, each once, outside the kernel's own list. */
@@ -66,6 +70,11 @@ export const CATALOG_EVENTS: readonly EventDefinition[] = unique(
 /** Every exported plugin that can appear in a config row. */
 export const CATALOG_PLUGINS: readonly PluginLike[] = unique(
   modules.flatMap((module) => Object.values(module).filter(isPlugin)),
+);
+
+/** Every exported error code table. */
+export const CATALOG_ERRORS: readonly ErrorCodes<string>[] = unique(
+  modules.flatMap((module) => Object.values(module).filter(isErrorCodes)),
 );
 
 function isPlugin(value: unknown): value is PluginLike {
