@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { DEFAULT_INHERIT_ENV } from "@terret/exec";
+import { toToolOutcome } from "../../core/mcp/content.ts";
 import {
   DENO_CHILD_ENV,
   EVERYTHING,
@@ -85,18 +86,40 @@ Deno.test("the everything server over stdio: tools registered, list_changed reco
     ].join("\n"),
     is_error: false,
   });
+  // The blob is the base64 of "Resource 1: This is a base64 blob created at <the server's local time>": its size
+  // depends on the hour and the locale, so the mapping's byte count is checked against the text it encodes.
   const blob = await call("mcp__everything__get-resource-reference", {
     resourceType: "Blob",
     resourceId: 1,
   });
-  assert.deepStrictEqual(blob, {
-    content: [
-      "Returning resource reference for Resource 1:",
-      "[resource demo://resource/dynamic/blob/1 (text/plain): 56 bytes of binary data omitted]",
-      "You can access this resource using the URI: demo://resource/dynamic/blob/1",
-    ].join("\n"),
-    is_error: false,
-  });
+  const lines = (blob.content as string).split("\n");
+  const omitted =
+    /^\[resource demo:\/\/resource\/dynamic\/blob\/1 \(text\/plain\): (\d+) bytes of binary data omitted\]$/
+      .exec(lines[1] ?? "");
+  assert.deepStrictEqual([blob.is_error, lines.length, lines[0], lines[2]], [
+    false,
+    3,
+    "Returning resource reference for Resource 1:",
+    "You can access this resource using the URI: demo://resource/dynamic/blob/1",
+  ]);
+  const raw = await s.source.connection.readResource("demo://resource/dynamic/blob/1") as {
+    contents: { uri: string; mimeType: string; blob: string }[];
+  };
+  const encoded = Uint8Array.from(atob(raw.contents[0]!.blob), (c) => c.charCodeAt(0));
+  const prefix = "Resource 1: This is a base64 blob created at ";
+  assert.equal(new TextDecoder().decode(encoded).startsWith(prefix), true);
+  // The tool's blob and this read were built at different instants: both encode the prefix and a time, and the
+  // reported count is a byte count (the prefix and a short time), not the base64 length.
+  const count = Number(omitted?.[1]);
+  assert.equal(count > prefix.length && count <= prefix.length + 24, true, `count ${count}`);
+  assert.deepStrictEqual(
+    toToolOutcome({ content: [{ type: "resource", resource: raw.contents[0]! }] }, "everything"),
+    {
+      content:
+        `[resource demo://resource/dynamic/blob/1 (text/plain): ${encoded.length} bytes of binary data omitted]`,
+      is_error: false,
+    },
+  );
   const text = await call("mcp__everything__get-resource-reference", {
     resourceType: "Text",
     resourceId: 3,
