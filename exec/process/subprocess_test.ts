@@ -245,6 +245,20 @@ Deno.test("ptySpawn() streams output, takes input, resizes and reports the exit"
   pty.resize(10, 10);
 });
 
+Deno.test("ptySpawn() reports the program's own status when it closes its terminal before it exits", async () => {
+  // Every program closes its terminal on the way out; this one lingers a second after that. Were the master
+  // closed as soon as its read failed (EIO), the kernel would hang the terminal up and SIGHUP the program (code
+  // 129). The linger only widens that window; the expected status does not depend on it.
+  await using w = await world();
+  const pty = await w.ctx.get(SubprocessKey).ptySpawn(
+    ["bash", "-c", "echo closing; exec 0<&- 1>&- 2>&-; sleep 1; exit 3"],
+    { cwd: w.dir },
+  );
+  const out = collect(pty);
+  assert.deepStrictEqual(await pty.exited, { code: 3, signal: null, success: false });
+  assert.equal(out.text(), "closing\r\n");
+});
+
 Deno.test("ptySpawn() kill() stops the terminal's whole process group", async () => {
   await using w = await world({ kill_grace_ms: 200 });
   const pty = await w.ctx.get(SubprocessKey).ptySpawn(
