@@ -127,13 +127,24 @@ Deno.test("a command that forks a background grandchild and then times out leave
 
 Deno.test("a group leader that ignores SIGTERM is killed after the grace period", async () => {
   await using w = await world({ kill_grace_ms: 100 });
-  const result = await w.ctx.get(SubprocessKey).run(
-    ["bash", "-c", `trap "" TERM; echo ready; sleep 300`],
-    { cwd: w.dir, timeout: 300 },
+  // Cancelled once the trap is set (it writes a file then), not after a time the shell may not have reached it in.
+  const stop = new AbortController();
+  const running = w.ctx.get(SubprocessKey).run(
+    ["bash", "-c", `trap "" TERM; echo ready; : > ready; sleep 300`],
+    { cwd: w.dir, signal: stop.signal },
   );
+  await until("the trap to be set", async () => {
+    try {
+      return (await Deno.stat(`${w.dir}/ready`)).isFile;
+    } catch {
+      return false;
+    }
+  });
+  stop.abort();
+  const result = await running;
   assert.deepStrictEqual(
-    [result.timedOut, result.signal, result.code, result.stdout],
-    [true, "SIGKILL", 137, "ready\n"],
+    [result.cancelled, result.timedOut, result.signal, result.code, result.stdout],
+    [true, false, "SIGKILL", 137, "ready\n"],
   );
   assert.deepStrictEqual(await liveInGroup(result.pid), []);
 });
