@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { DEFAULT_INHERIT_ENV } from "@terret/exec";
 import { toToolOutcome } from "../../core/mcp/content.ts";
+import { MCP_RUNTIME_ENV } from "../../core/mcp/runtime_env.ts";
 import {
   DENO_CHILD_ENV,
   EVERYTHING,
@@ -153,7 +154,7 @@ Deno.test("the everything server over stdio: tools registered, list_changed reco
   );
 });
 
-Deno.test("a stdio server gets only the subprocess row's base environment and its row's env", async () => {
+Deno.test("a stdio server gets only the subprocess row's base environment, its runtime variables and its row's env", async () => {
   await prefetchServers();
   Deno.env.set("TERRET_MCP_TEST_SECRET", "hunter2");
   try {
@@ -163,13 +164,22 @@ Deno.test("a stdio server gets only the subprocess row's base environment and it
       everything({ env: { ...DENO_CHILD_ENV, ROW_VAR: "yes" } }),
     );
     const env = JSON.parse((await s.registry.call("mcp__everything__get-env")).content as string);
-    const inherited = DEFAULT_INHERIT_ENV.filter((name) => Deno.env.get(name) !== undefined);
+    const inherited = [...DEFAULT_INHERIT_ENV, ...MCP_RUNTIME_ENV].filter((name) =>
+      Deno.env.get(name) !== undefined
+    );
     assert.deepStrictEqual(
       Object.keys(env).sort(),
       // Deno itself adds npm_config_user_agent for npm packages.
-      [...inherited, "DENO_NO_UPDATE_CHECK", "NO_COLOR", "ROW_VAR", "npm_config_user_agent"].sort(),
+      [
+        ...new Set(inherited),
+        "DENO_NO_UPDATE_CHECK",
+        "NO_COLOR",
+        "ROW_VAR",
+        "npm_config_user_agent",
+      ].sort(),
     );
-    assert.equal(env.ROW_VAR, "yes");
+    // A custom Deno cache reaches the server (the suite runs under one in tests/mcp/fresh_cache_test.ts).
+    assert.deepStrictEqual([env.ROW_VAR, env.DENO_DIR], ["yes", Deno.env.get("DENO_DIR")]);
   } finally {
     Deno.env.delete("TERRET_MCP_TEST_SECRET");
   }
