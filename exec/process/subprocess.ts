@@ -201,7 +201,7 @@ export class SubprocessRunner implements Subprocess {
     if (!isSize(cols) || !isSize(rows)) {
       throw new RangeError(`Cannot open a ${cols}x${rows} terminal: expected positive integers`);
     }
-    const { pty, wrapped } = await launchPty(this.#sandbox, argv, {
+    const { pty, wrapped, release } = await launchPty(this.#sandbox, argv, {
       cwd: options.cwd,
       env: this.#env(options.env),
       cols,
@@ -234,6 +234,7 @@ export class SubprocessRunner implements Subprocess {
     const supervision = this.#supervise(pty.pid, wrapped, leaderExited, options, PTY_SIGNALS);
     const exited = this.#track((async (): Promise<ExitStatus> => {
       const exit = await leaderExited;
+      release();
       await this.#settle(supervision);
       dataSubscription.dispose();
       listeners.clear();
