@@ -6,21 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { z } from "zod";
-<<<<<<< HEAD
 import { AgentPreStep, AgentStatusChanged, AgentTurnStopping, type Message } from "@terret/core";
 import type { AgentStatusChangedPayload } from "@terret/core/agents";
-=======
-import {
-  AgentPreStep,
-  AgentStatusChanged,
-  type AgentStatusChangedPayload,
-  AgentTurnStopping,
-  type Message,
-  ToolsExecute,
-  ToolsPostExecute,
-  ToolsPreExecute,
-} from "@terret/core";
->>>>>>> base-tests
+import { ToolsExecute, ToolsPostExecute, ToolsPreExecute } from "@terret/core/tools";
 import {
   type AgentStack,
   createAgentStack,

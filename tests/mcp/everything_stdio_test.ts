@@ -5,13 +5,9 @@
  * and a kill mid-call.
  */
 import assert from "node:assert/strict";
-<<<<<<< HEAD
 import { DEFAULT_INHERIT_ENV } from "@terret/exec/process";
-=======
-import { DEFAULT_INHERIT_ENV } from "@terret/exec";
 import { toToolOutcome } from "../../core/mcp/content.ts";
 import { MCP_RUNTIME_ENV } from "../../core/mcp/runtime_env.ts";
->>>>>>> base-tests
 import {
   DENO_CHILD_ENV,
   EVERYTHING,
