@@ -30,7 +30,11 @@
  * session is not timed. Memory is the peak RSS above the baseline (after set-up and warm-up, after a full GC) while
  * N agents each run one 3-step turn at once, divided by N, for N = 100 and 500, each in a fresh process.
  *
- * Run: deno run -A bench/loop_overhead.ts [--quick] [--latency-only]
+ * With `--breakdown`, two more Terret workers join the rounds: `terret-a` without the scrubber rows (redaction and
+ * credentials), `terret-b` with the core rows only (also without fs, subprocess, shell, terminals, the standard
+ * tools and the socket), and the ratios between them say what those rows cost per step.
+ *
+ * Run: deno run -A bench/loop_overhead.ts [--quick] [--latency-only] [--breakdown]
  *
  * @module
  */
@@ -57,11 +61,27 @@ const BATCH = Deno.args.includes("--quick") ? 8 : 10;
 /** Turns measured per harness (after the warm-up). */
 const TURNS = ROUNDS * BATCH;
 
-type Harness = "terret" | "pi" | "fetch" | "durable";
+/**
+ * Terret with some of the serve rows disabled (`--breakdown`): what those rows cost, in the same rounds. The name
+ * after the colon lists the disabled row ids.
+ */
+type Variant = `terret:${string}`;
+type Harness = "terret" | "pi" | "fetch" | "durable" | Variant;
+/** The `--breakdown` variants: without the scrubber rows; with the core rows only (no exec, standard tools, socket). */
+const VARIANTS: readonly Variant[] = [
+  "terret:redaction,credentials",
+  "terret:redaction,credentials,fs,subprocess,shell,terminals,tools.std,interfaces.ws",
+];
 /** The harnesses compared (latency and memory). */
 const HARNESSES: readonly Harness[] = ["fetch", "pi", "terret"];
 /** The harnesses timed (latency only for the durable floor). */
-const TIMED: readonly Harness[] = ["fetch", "durable", "pi", "terret"];
+const TIMED: readonly Harness[] = [
+  "fetch",
+  "durable",
+  "pi",
+  "terret",
+  ...(Deno.args.includes("--breakdown") ? VARIANTS : []),
+];
 
 /** A harness's per-step figures over every round's samples. */
 interface LatencyResult {
@@ -152,7 +172,12 @@ const SECRET = "sk-or-v1-bench0123456789abcdef0123456789";
  * loop, interfaces.ws), with one patch: the fake server as the model, `sandbox-none` (no container: no step here
  * runs a program), the `work` tool allowed, the socket on a free port.
  */
-async function terret(baseUrl: string, dir: string, maxAgents: number): Promise<TurnRunner> {
+async function terret(
+  baseUrl: string,
+  dir: string,
+  maxAgents: number,
+  disabled: readonly string[] = [],
+): Promise<TurnRunner> {
   const { Terret } = await import("@terret/terret");
   const core = await import("@terret/core");
   const { createMemoryLogger } = await import("@terret/hames");
@@ -173,6 +198,7 @@ async function terret(baseUrl: string, dir: string, maxAgents: number): Promise<
           id: "interfaces.ws",
           config: { port: 0, tokens: [{ token: "bench-token-0123456789", agents: ["*"] }] },
         },
+        ...disabled.map((id) => ({ id, disabled: true })),
       ],
     }),
   );
@@ -499,7 +525,10 @@ async function harness(
   dir: string,
   agents: number,
 ): Promise<TurnRunner> {
-  if (name === "terret") return await terret(baseUrl, dir, Math.max(agents, TURNS + WARM) + 10);
+  if (name === "terret" || name.startsWith("terret:")) {
+    const disabled = name === "terret" ? [] : name.slice("terret:".length).split(",");
+    return await terret(baseUrl, dir, Math.max(agents, TURNS + WARM) + 10, disabled);
+  }
   if (name === "pi") return await pi(baseUrl);
   if (name === "durable") return await durableLoop(baseUrl, dir);
   return fetchLoop(baseUrl);
@@ -789,10 +818,14 @@ function report(
   );
   for (const name of TIMED) {
     const l = latencies.get(name)!;
-    const row = `${name.padEnd(8)} ${f(l.p50)} ${f(l.p99)} ${f(l.mean)} ${
+    const row = `${
+      (VARIANTS.indexOf(name as Variant) === -1
+        ? name
+        : `terret-${"ab"[VARIANTS.indexOf(name as Variant)]}`).padEnd(8)
+    } ${f(l.p50)} ${f(l.p99)} ${f(l.mean)} ${
       l.by_step.map((value) => value.toFixed(3)).join("/").padStart(23)
     } ${f(l.cpu)}`;
-    if (!HARNESSES.includes(name)) {
+    if (!HARNESSES.includes(name) || memories.size === 0) {
       console.log(row);
       continue;
     }
@@ -839,6 +872,18 @@ function report(
         cpu("durable", "fetch")
       }x`,
   );
+  if (TIMED.includes(VARIANTS[0]!)) {
+    const [a, b] = VARIANTS as [Variant, Variant];
+    console.log(
+      `  breakdown: terret / terret-a (the scrubber rows) p50 ${
+        paired("terret", a, "p50").toFixed(2)
+      }x, CPU ${cpu("terret", a)}x; terret-a / terret-b (exec rows, standard tools, socket) p50 ${
+        paired(a, b, "p50").toFixed(2)
+      }x, CPU ${cpu(a, b)}x; terret-b / durable p50 ${
+        paired(b, "durable", "p50").toFixed(2)
+      }x, CPU ${cpu(b, "durable")}x`,
+    );
+  }
   console.log(
     `  durable floor / pi p50 ${paired("durable", "pi", "p50").toFixed(2)}x; fetch floor / pi p50 ${
       paired("fetch", "pi", "p50").toFixed(2)
