@@ -3,7 +3,9 @@
  * Shell latency: the wall time of `true` through the persistent shell (one bash per key, sentinel protocol)
  * against the floor, a raw `Deno.Command("bash", ["-c", "true"]).output()`; and, separately, what Terret's own
  * fresh-spawn path (the subprocess seam: sandbox wrap, process group, output caps, timeouts) adds over that raw
- * spawn. With docker available, the same inside the container: the persistent shell there, a raw
+ * spawn, split into what Deno's own detached `spawn()` awaited through `status` costs over `output()` (a raw
+ * spawn with the seam's options: its own process group, a cleared environment, piped output) and what the seam's
+ * code adds on top. With docker available, the same inside the container: the persistent shell there, a raw
  * `docker exec <container> bash -c true`, and the subprocess seam's `docker exec`. The docker rows use the
  * `sandbox-docker` row and are skipped loudly when `probeSandboxProviders()` says docker cannot run here (no engine,
  * or no `$TERRET_SANDBOX_IMAGE`/`terret/sandbox:test` image: `tests/docker/make_image.sh` builds it).
@@ -96,6 +98,21 @@ function cases(
       const out = await new Deno.Command(raw[0]!, { args: raw.slice(1), cwd: dir }).output();
       check(raw.join(" "), out.success, decoder.decode(out.stderr));
     }],
+    [`raw detached spawn() + status \`${label}\``, async () => {
+      // What the subprocess seam asks of Deno: its own process group, a cleared environment, piped output.
+      const child = new Deno.Command(raw[0]!, {
+        args: raw.slice(1),
+        cwd: dir,
+        detached: true,
+        clearEnv: true,
+        env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      const [status] = await Promise.all([child.status, child.stdout.text(), child.stderr.text()]);
+      check(`detached ${raw.join(" ")}`, status.success, status);
+    }],
     [`Terret subprocess \`bash -c true\` (${where})`, async () => {
       const result = await subprocess.run(["bash", "-c", "true"], { cwd: dir });
       check("bash -c true", result.code === 0, result);
@@ -105,7 +122,7 @@ function cases(
 
 function report(title: string, timings: Map<string, number[]>, rounds: number): void {
   const names = [...timings.keys()];
-  const [persistent, raw, seam] = names as [string, string, string];
+  const [persistent, raw, detached, seam] = names as [string, string, string, string];
   const ratio = (a: string, b: string): number =>
     median(timings.get(a)!.map((value, round) => value / timings.get(b)![round]!));
   const width = Math.max(...names.map((name) => name.length));
@@ -126,6 +143,13 @@ function report(title: string, timings: Map<string, number[]>, rounds: number): 
     `  Terret's spawn path / raw spawn = ${ratio(seam, raw).toFixed(2)}x (adds ${
       added.toFixed(3)
     } ms per spawn, median of per-round differences)`,
+  );
+  const diff = (a: string, b: string): number =>
+    median(timings.get(a)!.map((value, round) => value - timings.get(b)![round]!));
+  console.log(
+    `    of which Deno's detached spawn() awaited through \`status\` (no Terret code) adds ${
+      diff(detached, raw).toFixed(3)
+    } ms over \`output()\`, and the seam's own code ${diff(seam, detached).toFixed(3)} ms`,
   );
 }
 
