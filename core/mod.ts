@@ -163,8 +163,10 @@ export { canonicalJson, digestMessages, firstDifference } from "./sessions/diges
 export { rollupUsage, type UsageRollup } from "./sessions/usage.ts";
 export {
   type CommitListener,
+  type EventJson,
   type SessionStore,
   SessionStoreKey,
+  type StoreJsonReadOptions,
   type StoreReadOptions,
   type StoreStats,
 } from "./sessions/store.ts";

@@ -1,11 +1,12 @@
 /**
- * One socket connection to one agent: `hello`, the client frames answered in order, and the event pump (replay
- * from the store, flow-controlled, then the live tail under a bounded byte queue).
+ * One socket connection to one agent: `hello`, the client frames answered in order, and the event pump. The pump
+ * pulls the one replay-then-tail stream of the session log (`sessions.streamJson`) and keeps only the socket's flow
+ * control: replayed events wait for room in the queue, live ones that do not fit drop the reader as lagged.
  *
  * @module
  */
 import type { Logger } from "@terret/hames";
-import type { SessionEvent, Sessions } from "@terret/core";
+import type { EventJson, Sessions } from "@terret/core";
 import type { AgentLink } from "./agent_gateway.ts";
 import {
   type ClientFrame,
@@ -42,14 +43,14 @@ export interface EventFrame {
 /** What a connection needs from its server. */
 export interface ConnectionHost {
   readonly sessions: Sessions;
-  /** Starts (`true`) or stops (`false`) delivering the session's `session/event`s to {@linkcode Connection.live}. */
+  /** Counts (`true`) or forgets (`false`) the connection as a subscriber of its session. */
   tail(connection: Connection, on: boolean): void;
   /** The live config (limits are read on every use, so a reconfigure applies at once). */
   readonly config: WsConfig;
   readonly slots: ReplaySlots;
   readonly logger: Logger | undefined;
   /** The serialized frame for `event`. */
-  frameOf(event: SessionEvent): EventFrame;
+  frameOf(event: EventJson): EventFrame;
   /** Called when the connection is dropped as lagged. */
   lagged(connection: Connection): void;
   /** Called once when the socket has closed. */
@@ -57,10 +58,6 @@ export interface ConnectionHost {
 }
 
 const DRAIN_POLL_MS = 2;
-/** Events read from the store per page of a replay. */
-const REPLAY_PAGE = 1000;
-/** Live events buffered while a replay runs; past it the buffer is dropped and the replay reads on. */
-const LIVE_BUFFER_LIMIT = 10_000;
 
 /**
  * A connection. Created right after the upgrade; it owns the socket's handlers.
@@ -81,12 +78,8 @@ export class Connection {
   #pump: Promise<void> = Promise.resolve();
   #state: "connecting" | "open" | "closing" | "closed" = "connecting";
   #subscribed = false;
-  /** `replay` while reading the store (live events are buffered), then `live`. */
-  #mode: "idle" | "replay" | "live" = "idle";
-  /** The next seq to send. */
-  #next = 1;
-  #buffer: SessionEvent[] = [];
-  #behind = false;
+  /** True while counted as a subscriber of the session. */
+  #tailing = false;
   /** False once a frame decided the connection ends: later frames are ignored while earlier ones are answered. */
   #reading = true;
   #lastSent = 0;
@@ -289,10 +282,9 @@ export class Connection {
       this.#send({ type: "replay_truncated", requested_from_seq: from, from_seq: start });
     }
     this.#lastSent = start - 1;
-    this.#next = start;
-    this.#mode = "replay";
+    this.#tailing = true;
     this.#host.tail(this, true);
-    this.#pump = this.#replay(head).catch((error) => {
+    this.#pump = this.#run(start, head).catch((error) => {
       if (this.#abort.signal.aborted) return;
       this.#host.logger?.log("error", "The socket's event stream failed", {
         agent_id: this.agentId,
@@ -304,84 +296,31 @@ export class Connection {
   }
 
   /**
-   * Called synchronously for every durable event of this session, in seq order, once subscribed. During the replay
-   * it is buffered (bounded); in the live tail it is sent at once, or the reader is dropped as lagged.
+   * Pulls the session's stream from `start`: the events up to `head` (the replay proper) under a replay slot and
+   * flow control, later ones by the live rule. The stream guarantees no gap and no duplicate across the hand-over.
    */
-  live(event: SessionEvent): void {
-    if (this.#mode === "replay") {
-      if (this.#behind) return;
-      if (this.#buffer.length >= LIVE_BUFFER_LIMIT) {
-        this.#buffer = [];
-        this.#behind = true;
-      } else this.#buffer.push(event);
-      return;
-    }
-    if (this.#mode !== "live" || event.seq < this.#next) return;
-    if (event.seq > this.#next) {
-      // A gap cannot happen while the feed is ordered; should it, the store closes it.
-      this.#mode = "replay";
-      this.#behind = true;
-      this.#pump = this.#replay(0).catch(() => this.close(CLOSE.internal, "internal error"));
-      return;
-    }
-    this.#sendLive(event);
-  }
-
-  /**
-   * Sends the store's events from `#next`: those up to `head` (the replay proper) under a replay slot and flow
-   * control, later ones by the live rule; then hands over to the live tail with no gap and no duplicate (the
-   * events committed meanwhile were buffered by {@linkcode live}).
-   */
-  async #replay(head: number): Promise<void> {
+  async #run(start: number, head: number): Promise<void> {
     const signal = this.#abort.signal;
     let release: (() => void) | undefined;
     try {
-      if (this.#next <= head) release = await this.#host.slots.acquire(signal);
-      for (;;) {
+      if (start <= head) release = await this.#host.slots.acquire(signal);
+      const stream = this.#host.sessions.streamJson(this.sessionId, { from_seq: start, signal });
+      for await (const event of stream) {
         if (this.#state !== "open") return;
-        const page = await this.#host.sessions.read(this.sessionId, {
-          from_seq: this.#next,
-          limit: REPLAY_PAGE,
-          signal,
-        });
-        for (const event of page) {
-          if (this.#state !== "open") return;
-          if (event.seq !== this.#next) continue;
-          if (event.seq <= head) {
-            const frame = this.#host.frameOf(event);
-            if (!await this.#room(frame)) return;
-            this.#socket.send(frame.text);
-            this.#lastSent = event.seq;
-            this.#next++;
-          } else {
+        const frame = this.#host.frameOf(event);
+        if (event.seq <= head) {
+          if (!await this.#room(frame)) return;
+          this.#socket.send(frame.text);
+          this.#lastSent = event.seq;
+          if (event.seq === head) {
             release?.();
             release = undefined;
-            if (!this.#sendLive(event)) return;
           }
-        }
-        if (this.#next > head) {
+        } else {
           release?.();
           release = undefined;
+          if (!this.#sendLive(event.seq, frame)) return;
         }
-        if (page.length === REPLAY_PAGE) continue;
-        // Caught up with the store as of that read: what was committed since is buffered. Drain it and go live,
-        // unless the buffer overflowed or shows a gap, in which case the store is read again.
-        const buffered = this.#buffer;
-        const behind = this.#behind;
-        this.#buffer = [];
-        this.#behind = false;
-        let gap = behind;
-        for (const event of buffered) {
-          if (event.seq < this.#next) continue;
-          if (event.seq > this.#next) {
-            gap = true;
-            break;
-          }
-          if (!this.#sendLive(event)) return;
-        }
-        if (gap) continue;
-        this.#mode = "live";
-        return;
       }
     } finally {
       release?.();
@@ -389,16 +328,14 @@ export class Connection {
   }
 
   /** Sends one event in the live tail; false (and the reader dropped as lagged) when it does not fit. */
-  #sendLive(event: SessionEvent): boolean {
+  #sendLive(seq: number, frame: EventFrame): boolean {
     if (this.#state !== "open") return false;
-    const frame = this.#host.frameOf(event);
     if (!this.#fits(frame)) {
       this.#lagged();
       return false;
     }
     this.#socket.send(frame.text);
-    this.#lastSent = event.seq;
-    this.#next = event.seq + 1;
+    this.#lastSent = seq;
     return true;
   }
 
@@ -481,9 +418,8 @@ export class Connection {
   }
 
   #stopTail(): void {
-    if (this.#mode === "idle") return;
-    this.#mode = "idle";
-    this.#buffer = [];
+    if (!this.#tailing) return;
+    this.#tailing = false;
     this.#host.tail(this, false);
   }
 

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import type { Context, Disposer, Logger } from "@terret/hames";
-import { type SessionEvent, SessionEventAppended, type Sessions } from "@terret/core";
+import type { Context, Logger } from "@terret/hames";
+import type { EventJson, Sessions } from "@terret/core";
 import type { AgentGateway, AgentLink } from "./agent_gateway.ts";
 import { presentedToken, SUBPROTOCOL, TokenGate } from "./auth.ts";
 import type { WsConfig } from "./config.ts";
@@ -17,10 +17,10 @@ import { healthResponse, route, textResponse, unauthorizedResponse } from "./rou
 /** Options for {@linkcode WsServer.start}. */
 export interface WsServerOptions {
   /**
-   * The context the session log announces `session/event` on: the server listens there for the live tail (the
-   * listener is an effect of this context, removed when the server closes).
+   * The context the server was mounted on. Not read: the live tail comes from `sessions.streamJson`, which needs
+   * no listener of the server's own.
    */
-  readonly ctx: Context;
+  readonly ctx?: Context;
   /** The session log events are read from (and `policy/updated` appended to). */
   readonly sessions: Sessions;
   /** Where agents are resolved and steered. */
@@ -76,10 +76,9 @@ export class WsServer implements AsyncDisposable {
   readonly #slots: ReplaySlots;
   readonly #connections = new Set<Connection>();
   readonly #byAgent = new Map<string, Connection>();
-  readonly #frames = new WeakMap<SessionEvent, EventFrame>();
-  /** Subscribed connections by session: who hears each `session/event`. */
+  readonly #frames = new WeakMap<EventJson, EventFrame>();
+  /** Subscribed connections by session (for the figures). */
   readonly #tails = new Map<string, Set<Connection>>();
-  readonly #unlisten: Disposer;
   readonly #host: ConnectionHost;
   /** Aborted when the server closes: ends agent resolutions still in flight. */
   readonly #stopping = new AbortController();
@@ -130,10 +129,6 @@ export class WsServer implements AsyncDisposable {
         this.#forgetAgent(connection);
       },
     };
-    this.#unlisten = options.ctx.on(SessionEventAppended, (event) => {
-      const set = this.#tails.get(event.session_id);
-      if (set !== undefined) { for (const connection of set) connection.live(event); }
-    });
   }
 
   /**
@@ -146,7 +141,6 @@ export class WsServer implements AsyncDisposable {
     try {
       server.#http = server.#listen(options.config);
     } catch (error) {
-      server.#unlisten();
       return Promise.reject(error);
     }
     server.#startSweep();
@@ -234,7 +228,6 @@ export class WsServer implements AsyncDisposable {
     await this.#drain(connections);
     await this.#http.shutdown();
     await Promise.allSettled(connections.map((connection) => connection.settled()));
-    this.#unlisten();
   }
 
   /** Waits (at most the grace period) for `connections` to finish closing. */
@@ -334,10 +327,10 @@ export class WsServer implements AsyncDisposable {
     }
   }
 
-  #frameOf(event: SessionEvent): EventFrame {
+  #frameOf(event: EventJson): EventFrame {
     let frame = this.#frames.get(event);
     if (frame === undefined) {
-      frame = { text: `{"type":"event","event":${JSON.stringify(event)}}`, bytes: undefined };
+      frame = { text: `{"type":"event","event":${event.json}}`, bytes: undefined };
       this.#frames.set(event, frame);
     }
     return frame;
