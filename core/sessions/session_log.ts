@@ -5,7 +5,13 @@
  *
  * @module
  */
-import { type Context, type Disposer, type EventDefinition, TerretError } from "@terret/hames";
+import {
+  type Context,
+  type Disposer,
+  type EventDefinition,
+  isTerretError,
+  TerretError,
+} from "@terret/hames";
 import type { Message } from "../llm/vocabulary.ts";
 import { BUILTIN_PROJECTIONS, deriveMessages, type Projection } from "./derive_messages.ts";
 import { createHash } from "node:crypto";
@@ -185,10 +191,8 @@ export class SessionLog implements Sessions {
 
   stream(sessionId: string, options: StreamOptions = {}): AsyncIterable<SessionEvent> {
     const from = this.#streamStart(sessionId, options);
-    const store = this.#store;
     return this.#tail(sessionId, from, options.signal, {
-      page: (next, signal) =>
-        store.read(sessionId, { from_seq: next, limit: REPLAY_PAGE, ...maybeSignal(signal) }),
+      page: (next, signal) => this.#page(sessionId, next, signal),
       item: (event) => event,
       seq: (event) => event.seq,
     });
@@ -199,12 +203,7 @@ export class SessionLog implements Sessions {
     const store = this.#store;
     const page: TailSource<EventJson>["page"] = store.readJson === undefined
       ? async (next, signal) =>
-        (await store.read(sessionId, {
-          from_seq: next,
-          limit: REPLAY_PAGE,
-          ...maybeSignal(signal),
-        }))
-          .map((event) => this.#jsonOf(event))
+        (await this.#page(sessionId, next, signal)).map((event) => this.#jsonOf(event))
       : (next, signal) =>
         store.readJson!(sessionId, {
           from_seq: next,
@@ -217,6 +216,27 @@ export class SessionLog implements Sessions {
       item: (event) => this.#jsonOf(event),
       seq: (item) => item.seq,
     });
+  }
+
+  /**
+   * One page of a stream from `read`. A page that would run into a bad row ends before it (the events before the
+   * hole are delivered); the next page, starting at the row, rejects with the store's `StoreCorrupt`.
+   */
+  async #page(
+    sessionId: string,
+    from: number,
+    signal: AbortSignal | undefined,
+  ): Promise<SessionEvent[]> {
+    const options = { from_seq: from, limit: REPLAY_PAGE, ...maybeSignal(signal) };
+    try {
+      return await this.#store.read(sessionId, options);
+    } catch (error) {
+      const seq = isTerretError(error) && error.code === "StoreCorrupt"
+        ? error.details?.seq
+        : undefined;
+      if (typeof seq !== "number" || seq <= from) throw error;
+      return await this.#store.read(sessionId, { ...options, to_seq: seq - 1 });
+    }
   }
 
   #streamStart(sessionId: string, options: StreamOptions): number {

@@ -274,8 +274,15 @@ export class SqliteSessionStore implements SessionStore {
       let next = from;
       for (const item of this.#rangeJson.iterate(sessionId, from, limit)) {
         const row = item as unknown as JsonRow;
-        if (row[0] !== next) throw this.#corrupt(sessionId, next, missingRow(row[0]));
-        if (row[6] !== 1) throw this.#corrupt(sessionId, next, "its payload is not valid JSON");
+        // A bad row ends the page before it; only a page that would start at it rejects.
+        if (row[0] !== next || row[6] !== 1) {
+          if (out.length > 0) break;
+          throw this.#corrupt(
+            sessionId,
+            next,
+            row[0] !== next ? missingRow(row[0]) : "its payload is not valid JSON",
+          );
+        }
         const json = `{"id":${JSON.stringify(row[1])},"session_id":${session},"seq":${
           row[0]
         },"at":${JSON.stringify(row[2])},"type":${JSON.stringify(row[3])},"payload":${

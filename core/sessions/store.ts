@@ -80,7 +80,8 @@ export type CommitListener = (event: SessionEvent) => void;
  *   decode, rejects with `TerretError` `StoreCorrupt` (details `session_id`, `seq`, `store`) instead of skipping
  *   it, and the store logs the row it could not read.
  * - `readJson`, when a store offers it, returns the same events as an unfiltered `read` as envelope JSON text
- *   (see {@linkcode EventJson}), sized by `max_bytes`, with the same corruption rule.
+ *   (see {@linkcode EventJson}), sized by `max_bytes`, with the same corruption rule, except that a page ends
+ *   before a bad row and only a page that would start at it rejects.
  * - `close` waits for pending appends, then releases the store; everything after it rejects `StoreClosed`.
  * - A store never rewrites or removes an event.
  */

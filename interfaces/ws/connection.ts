@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Logger } from "@terret/hames";
+import { isTerretError, type Logger } from "@terret/hames";
 import type { EventJson, Sessions } from "@terret/core";
 import type { AgentLink } from "./agent_gateway.ts";
 import {
@@ -31,6 +31,7 @@ export const CLOSE = Object.freeze({
   internal: 1011,
   lagged: 4008,
   superseded: 4009,
+  logUnreadable: 4010,
 });
 
 /** An `event` frame, serialized once per event object and shared by every connection that sends it. */
@@ -286,6 +287,9 @@ export class Connection {
     this.#host.tail(this, true);
     this.#pump = this.#run(start, head).catch((error) => {
       if (this.#abort.signal.aborted) return;
+      if (isTerretError(error) && error.code === "StoreCorrupt") {
+        return this.#unreadable(error.details);
+      }
       this.#host.logger?.log("error", "The socket's event stream failed", {
         agent_id: this.agentId,
         session_id: this.sessionId,
@@ -325,6 +329,35 @@ export class Connection {
     } finally {
       release?.();
     }
+  }
+
+  /**
+   * The store could not return the next seq (a missing or undecodable row): says so with an `error` frame naming the
+   * session and seq, logs it, and closes with 4010. The store has logged the row; the client is not told where the
+   * store is.
+   */
+  #unreadable(details: Readonly<Record<string, unknown>> | undefined): void {
+    const seq = typeof details?.seq === "number" ? details.seq : this.#lastSent + 1;
+    this.#host.logger?.log(
+      "error",
+      "Closed a socket: the session log cannot be read at the next seq",
+      {
+        agent_id: this.agentId,
+        session_id: this.sessionId,
+        seq,
+        store: details?.store,
+      },
+    );
+    this.#send({
+      type: "error",
+      ref: null,
+      code: "log_unreadable",
+      message:
+        `Cannot send seq ${seq} of session "${this.sessionId}": the session log cannot be read there (the server's log names the row)`,
+      session_id: this.sessionId,
+      seq,
+    });
+    this.close(CLOSE.logUnreadable, "log unreadable");
   }
 
   /** Sends one event in the live tail; false (and the reader dropped as lagged) when it does not fit. */
