@@ -200,6 +200,12 @@ export class SessionLog implements Sessions {
 
   streamJson(sessionId: string, options: StreamOptions = {}): AsyncIterable<EventJson> {
     const from = this.#streamStart(sessionId, options);
+    const bytes = options.page_bytes;
+    if (bytes !== undefined && (!Number.isSafeInteger(bytes) || bytes < 1)) {
+      throw new RangeError(
+        `Cannot stream session "${sessionId}": page_bytes must be a positive integer, got ${bytes}`,
+      );
+    }
     const store = this.#store;
     const page: TailSource<EventJson>["page"] = store.readJson === undefined
       ? async (next, signal) =>
@@ -207,7 +213,7 @@ export class SessionLog implements Sessions {
       : (next, signal) =>
         store.readJson!(sessionId, {
           from_seq: next,
-          max_bytes: REPLAY_PAGE_BYTES,
+          max_bytes: options.page_bytes ?? REPLAY_PAGE_BYTES,
           limit: REPLAY_PAGE,
           ...maybeSignal(signal),
         });

@@ -35,6 +35,11 @@ export interface CreateOptions extends SignalOptions {
 export interface StreamOptions extends SignalOptions {
   /** The first seq yielded (default 1). */
   readonly from_seq?: number;
+  /**
+   * `streamJson` only: JSON bytes per store page (default 256 KiB; at least one event), where the store reads by
+   * bytes. What a stream holds besides its live buffer.
+   */
+  readonly page_bytes?: number;
 }
 
 /** Options for {@linkcode Sessions.fork}. */

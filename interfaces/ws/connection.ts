@@ -17,7 +17,13 @@ import {
   parseClientFrame,
 } from "./client_frames.ts";
 import type { TokenGrant, WsConfig } from "./config.ts";
-import { FrameBudget, type ReplaySlots, utf8Length } from "./_limits.ts";
+import { FrameBudget, utf8Length } from "./_limits.ts";
+import {
+  PAGE_BYTES,
+  type ReplayJob,
+  type ReplayScheduler,
+  type SliceOutcome,
+} from "./_replay_scheduler.ts";
 
 /** The protocol version `hello` announces. */
 export const PROTOCOL_VERSION = 1;
@@ -48,7 +54,8 @@ export interface ConnectionHost {
   tail(connection: Connection, on: boolean): void;
   /** The live config (limits are read on every use, so a reconfigure applies at once). */
   readonly config: WsConfig;
-  readonly slots: ReplaySlots;
+  /** Where replays take their turns. */
+  readonly replays: ReplayScheduler;
   readonly logger: Logger | undefined;
   /** The serialized frame for `event`. */
   frameOf(event: EventJson): EventFrame;
@@ -58,7 +65,8 @@ export interface ConnectionHost {
   closed(connection: Connection): void;
 }
 
-const DRAIN_POLL_MS = 2;
+/** Bytes a replay keeps queued on its socket at most (or `queue_limit` when smaller); a full queue blocks it. */
+const REPLAY_WINDOW = 1024 * 1024;
 
 /**
  * A connection. Created right after the upgrade; it owns the socket's handlers.
@@ -300,35 +308,75 @@ export class Connection {
   }
 
   /**
-   * Pulls the session's stream from `start`: the events up to `head` (the replay proper) under a replay slot and
-   * flow control, later ones by the live rule. The stream guarantees no gap and no duplicate across the hand-over.
+   * Pulls the session's stream from `start`: the events up to `head` (the replay proper) in slices the scheduler
+   * grants, under flow control, then the rest by the live rule. The stream guarantees no gap and no duplicate across
+   * the hand-over.
    */
   async #run(start: number, head: number): Promise<void> {
     const signal = this.#abort.signal;
-    let release: (() => void) | undefined;
+    const events = this.#host.sessions.streamJson(this.sessionId, {
+      from_seq: start,
+      signal,
+      page_bytes: PAGE_BYTES,
+    })[Symbol.asyncIterator]();
+    /** An event pulled and not yet sent. */
+    let pending: EventJson | undefined;
+    let failure: { error: unknown } | undefined;
+    const pull = async (): Promise<EventJson | undefined> => {
+      if (pending === undefined) {
+        const next = await events.next();
+        if (next.done === true) return undefined;
+        pending = next.value;
+      }
+      return pending;
+    };
     try {
-      if (start <= head) release = await this.#host.slots.acquire(signal);
-      const stream = this.#host.sessions.streamJson(this.sessionId, { from_seq: start, signal });
-      for await (const event of stream) {
+      if (start <= head) {
+        const job: ReplayJob = {
+          slice: async (bytes: number): Promise<SliceOutcome> => {
+            try {
+              for (let sent = 0; sent < bytes;) {
+                if (this.#state !== "open") return "done";
+                const event = await pull();
+                if (event === undefined || event.seq > head || this.#state !== "open") {
+                  return "done";
+                }
+                const frame = this.#host.frameOf(event);
+                if (!this.#fits(frame, this.#replayWindow())) return "blocked";
+                this.#socket.send(frame.text);
+                this.#lastSent = event.seq;
+                pending = undefined;
+                sent += frame.text.length;
+                if (event.seq === head) return "done";
+              }
+              return "more";
+            } catch (error) {
+              failure = { error };
+              return "done";
+            }
+          },
+          drained: () =>
+            this.#state !== "open" || this.#socket.bufferedAmount <= this.#replayWindow() / 2,
+          queued: () => this.#state === "closed" ? 0 : this.#socket.bufferedAmount,
+        };
+        await this.#host.replays.run(job, signal);
+        if (failure !== undefined) throw failure.error;
+      }
+      for (;;) {
         if (this.#state !== "open") return;
-        const frame = this.#host.frameOf(event);
-        if (event.seq <= head) {
-          if (!await this.#room(frame)) return;
-          this.#socket.send(frame.text);
-          this.#lastSent = event.seq;
-          if (event.seq === head) {
-            release?.();
-            release = undefined;
-          }
-        } else {
-          release?.();
-          release = undefined;
-          if (!this.#sendLive(event.seq, frame)) return;
-        }
+        const event = await pull();
+        if (event === undefined) return;
+        if (!this.#sendLive(event.seq, this.#host.frameOf(event))) return;
+        pending = undefined;
       }
     } finally {
-      release?.();
+      await events.return?.();
     }
+  }
+
+  /** The most a replay keeps queued on the socket. */
+  #replayWindow(): number {
+    return Math.min(this.#host.config.queue_limit, REPLAY_WINDOW);
   }
 
   /**
@@ -363,7 +411,7 @@ export class Connection {
   /** Sends one event in the live tail; false (and the reader dropped as lagged) when it does not fit. */
   #sendLive(seq: number, frame: EventFrame): boolean {
     if (this.#state !== "open") return false;
-    if (!this.#fits(frame)) {
+    if (!this.#fits(frame, this.#host.config.queue_limit)) {
       this.#lagged();
       return false;
     }
@@ -372,23 +420,13 @@ export class Connection {
     return true;
   }
 
-  /** True when `frame` fits the queue now (a frame always fits an empty queue). */
-  #fits(frame: EventFrame): boolean {
+  /** True when `frame` fits a queue of `limit` bytes now (a frame always fits an empty queue). */
+  #fits(frame: EventFrame, limit: number): boolean {
     const buffered = this.#socket.bufferedAmount;
     if (buffered === 0) return true;
-    const limit = this.#host.config.queue_limit;
     if (buffered + frame.text.length * 3 <= limit) return true;
     frame.bytes ??= utf8Length(frame.text);
     return buffered + frame.bytes <= limit;
-  }
-
-  /** Waits until `frame` fits the queue (the replay's flow control); false when the connection ended first. */
-  async #room(frame: EventFrame): Promise<boolean> {
-    while (!this.#fits(frame)) {
-      if (this.#state !== "open") return false;
-      await delay(DRAIN_POLL_MS, this.#abort.signal);
-    }
-    return this.#state === "open";
   }
 
   #lagged(): void {
@@ -463,17 +501,4 @@ export class Connection {
     this.#abort.abort();
     this.#host.closed(this);
   }
-}
-
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

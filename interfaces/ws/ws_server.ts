@@ -1,6 +1,6 @@
 /**
  * The socket server: `Deno.serve` on the configured address, the routes, auth before resolution, the upgrade, one
- * connection per agent (a newer one supersedes), the replay slots, the stalled-reader sweep, live reconfigure and
+ * connection per agent (a newer one supersedes), the replay scheduler, the stalled-reader sweep, live reconfigure and
  * graceful shutdown.
  *
  * @module
@@ -11,7 +11,7 @@ import type { AgentGateway, AgentLink } from "./agent_gateway.ts";
 import { presentedToken, SUBPROTOCOL, TokenGate } from "./auth.ts";
 import type { WsConfig } from "./config.ts";
 import { CLOSE, Connection, type ConnectionHost, type EventFrame } from "./connection.ts";
-import { ReplaySlots } from "./_limits.ts";
+import { ReplayScheduler } from "./_replay_scheduler.ts";
 import { healthResponse, route, textResponse, unauthorizedResponse } from "./routes.ts";
 
 /** Options for {@linkcode WsServer.start}. */
@@ -39,12 +39,18 @@ export interface WsStats {
   readonly connections: number;
   /** Connections subscribed and not yet closing. */
   readonly subscribers: number;
-  /** Replays holding a slot. */
+  /** Replays taking turns (started, not blocked on their socket). */
   readonly replays_running: number;
-  /** Subscribes waiting for a replay slot. */
+  /** Subscribes whose replay has not started. */
   readonly replays_waiting: number;
+  /** Started replays waiting for their socket to drain (they take no turn). */
+  readonly replays_blocked: number;
   /** The most replays that ever ran at once. */
   readonly replays_peak: number;
+  /** Bytes replays hold now (their sockets' queues plus one store page each). */
+  readonly replay_bytes: number;
+  /** The most bytes replays ever held at once (bounded by `replay_budget_bytes` plus one slice). */
+  readonly replay_bytes_peak: number;
   /** Connections dropped as lagged since the start. */
   readonly lagged: number;
   /** Connections superseded by a newer one since the start. */
@@ -73,7 +79,7 @@ export class WsServer implements AsyncDisposable {
   readonly #agents: AgentGateway;
   readonly #logger: Logger | undefined;
   readonly #now: () => number;
-  readonly #slots: ReplaySlots;
+  readonly #replays: ReplayScheduler;
   readonly #connections = new Set<Connection>();
   readonly #byAgent = new Map<string, Connection>();
   readonly #frames = new WeakMap<EventJson, EventFrame>();
@@ -97,8 +103,11 @@ export class WsServer implements AsyncDisposable {
     this.#now = options.now ?? (() => performance.now());
     this.#config = options.config;
     this.#gate = new TokenGate(options.config.tokens);
-    this.#slots = new ReplaySlots(options.config.max_concurrent_replays);
     const currentConfig = (): WsConfig => this.#config;
+    this.#replays = new ReplayScheduler(() => ({
+      concurrency: currentConfig().max_concurrent_replays,
+      budget: currentConfig().replay_budget_bytes,
+    }));
     this.#host = {
       sessions: options.sessions,
       tail: (connection, on) => {
@@ -114,7 +123,7 @@ export class WsServer implements AsyncDisposable {
       get config() {
         return currentConfig();
       },
-      slots: this.#slots,
+      replays: this.#replays,
       logger: options.logger,
       frameOf: (event) => this.#frameOf(event),
       lagged: (connection) => {
@@ -170,13 +179,16 @@ export class WsServer implements AsyncDisposable {
 
   /** The server's figures. */
   stats(): WsStats {
-    const slots = this.#slots.stats();
+    const replays = this.#replays.stats();
     return {
       connections: this.#connections.size,
       subscribers: [...this.#tails.values()].reduce((sum, set) => sum + set.size, 0),
-      replays_running: slots.running,
-      replays_waiting: slots.waiting,
-      replays_peak: slots.peak,
+      replays_running: replays.running,
+      replays_waiting: replays.waiting,
+      replays_blocked: replays.blocked,
+      replays_peak: replays.peak,
+      replay_bytes: replays.bytes,
+      replay_bytes_peak: replays.bytes_peak,
       lagged: this.#lagged,
       superseded: this.#superseded,
     };
@@ -193,7 +205,7 @@ export class WsServer implements AsyncDisposable {
     const old = this.#http;
     this.#config = config;
     this.#gate = new TokenGate(config.tokens);
-    this.#slots.resize(config.max_concurrent_replays);
+    this.#replays.resized();
     this.#startSweep();
     for (const connection of [...this.#connections]) {
       if (moved) connection.close(CLOSE.goingAway, "server address changed");
@@ -228,6 +240,7 @@ export class WsServer implements AsyncDisposable {
     await this.#drain(connections);
     await this.#http.shutdown();
     await Promise.allSettled(connections.map((connection) => connection.settled()));
+    this.#replays.close();
   }
 
   /** Waits (at most the grace period) for `connections` to finish closing. */
