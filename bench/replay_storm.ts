@@ -7,13 +7,15 @@
  * Reported against the issue's targets: every client caught up (wall), `hello` p99, the live tail's p99, the peak
  * RSS against the quiet server plus the replay budget, and one connection's replay throughput against the floor: a
  * raw read of the same rows plus `socket.send` of the same bytes on a bare `Deno.serve` socket (median of paired
- * rounds, order rotated).
+ * rounds, order rotated). The server's CPU time during the storm is printed beside its wall time: on a shared, loaded
+ * machine the wall figures include waiting for a core.
  *
  * Run: deno run -A bench/replay_storm.ts [--quick] [--agents N] [--events N]
  *
  * @module
  */
 import { DatabaseSync } from "node:sqlite";
+import { cpuUsage } from "node:process";
 import { createContext } from "@terret/hames";
 import { type SessionEvent, SessionLog, SqliteSessionStore } from "@terret/core";
 import { type AgentGateway, wsConfig, WsServer } from "@terret/ws";
@@ -194,11 +196,13 @@ const appender = (async () => {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 })();
+const cpuBefore = cpuUsage();
 const writer = child.stdin.getWriter();
 await writer.write(new TextEncoder().encode("go\n"));
 await writer.close();
 const output = await new Response(child.stdout).text();
 const status = await child.status;
+const cpu = cpuUsage(cpuBefore);
 appending = false;
 await appender;
 clearInterval(sampler);
@@ -244,6 +248,13 @@ console.log(
 for (const [name, value, target] of rows) {
   console.log(`  ${name.padEnd(68)} ${value.padEnd(44)} target ${target}`);
 }
+const cpuMs = (cpu.user + cpu.system) / 1000;
+console.log(
+  `  server CPU during the storm ${cpuMs.toFixed(0)} ms for the ${
+    report.wall.toFixed(0)
+  } ms storm ` +
+    "(the rest of the wall time the server waited for a core or for the clients)",
+);
 console.log(
   `  hello p50 ${median(report.hello).toFixed(1)} ms; caught-up p50 ${
     median(report.caughtUp).toFixed(0)

@@ -341,7 +341,11 @@ export class Connection {
                 if (event === undefined || event.seq > head || this.#state !== "open") {
                   return "done";
                 }
-                const frame = this.#host.frameOf(event);
+                // A replayed event is this connection's own read: framed here, not cached for others.
+                const frame: EventFrame = {
+                  text: `{"type":"event","event":${event.json}}`,
+                  bytes: undefined,
+                };
                 if (!this.#fits(frame, this.#replayWindow())) return "blocked";
                 this.#socket.send(frame.text);
                 this.#lastSent = event.seq;
