@@ -1,7 +1,8 @@
 /**
  * The event stream (docs/protocol.md §3, §6): replay then live tail exactly as stored, reconnects with no gap and
  * no duplicate, replay caps, supersede, backpressure (`lagged` for a slow reader while another agent proceeds,
- * a stalled replay dropped and its slot freed), heartbeat, shutdown, and no secret on the socket.
+ * a blocked replay taking no turn and dropped after send_timeout_seconds), heartbeat, shutdown, and no secret on
+ * the socket.
  */
 import assert from "node:assert/strict";
 import { createContext } from "@terret/hames";
