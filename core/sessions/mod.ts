@@ -56,8 +56,10 @@ export { digestMessages, firstDifference } from "./digest.ts";
 export { rollupUsage, type UsageRollup } from "./usage.ts";
 export {
   type CommitListener,
+  type EventJson,
   type SessionStore,
   SessionStoreKey,
+  type StoreJsonReadOptions,
   type StoreReadOptions,
   type StoreStats,
 } from "./store.ts";

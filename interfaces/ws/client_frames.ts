@@ -43,6 +43,7 @@ export type ErrorCode =
   | "binary_not_supported"
   | "rate_limited"
   | "not_supported"
+  | "log_unreadable"
   | "internal";
 
 /** A refused frame: the answer the client gets. */
