@@ -12,6 +12,11 @@
  *
  * @module
  */
+export {
+  COMPOSITION_ERROR_CODES,
+  COMPOSITION_ERRORS,
+  type CompositionErrorCode,
+} from "./composition/errors.ts";
 export { createContext, definePlugin, defineService, TerretError } from "@terret/hames";
 export {
   type BootedTerret,

@@ -26,7 +26,8 @@
  */
 import { Stream } from "npm:openai@^7.59.0/streaming";
 import { createParser } from "npm:eventsource-parser@^4.1.3";
-import { OpenRouterAdapter, SseDecoder, type StreamEvent } from "@terret/core";
+import { OpenRouterAdapter, SseDecoder } from "@terret/core/llm";
+import type { StreamEvent } from "@terret/core";
 import { chunk, fakeOpenRouter, sse, sseResponse, usageChunk } from "@terret/core/testing";
 
 const quick = Deno.args.includes("--quick");

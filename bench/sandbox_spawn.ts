@@ -13,7 +13,8 @@
  * @module
  */
 import type { Sandbox } from "@terret/core";
-import { createNoneSandbox, DenoFileSystem, DenoSandbox, DockerSandbox } from "@terret/exec";
+import { createNoneSandbox, DenoSandbox, DockerSandbox } from "@terret/exec/sandbox";
+import { DenoFileSystem } from "@terret/exec/fs";
 import { median } from "./_measure.ts";
 
 const quick = Deno.args.includes("--quick");

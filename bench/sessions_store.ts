@@ -18,13 +18,8 @@
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { createContext, createMemoryLogger } from "@terret/hames";
-import {
-  JsonlSessionStore,
-  SessionLog,
-  type SessionStore,
-  SqliteSessionStore,
-  type StoreStats,
-} from "@terret/core";
+import { JsonlSessionStore, SqliteSessionStore, type StoreStats } from "@terret/core/sessions";
+import { SessionLog, type SessionStore } from "@terret/core";
 
 const quick = Deno.args.includes("--quick");
 const SINGLE = quick ? 2_000 : 10_000;

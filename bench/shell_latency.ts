@@ -20,8 +20,8 @@
  */
 import { type Context, createContext, Loader, type PluginLike } from "@terret/hames";
 import { SandboxKey, SubprocessKey } from "@terret/core";
+import { DEFAULT_SANDBOX_IMAGE } from "@terret/exec/sandbox";
 import {
-  DEFAULT_SANDBOX_IMAGE,
   dockerSandboxPlugin,
   noneSandboxPlugin,
   probeSandboxProviders,

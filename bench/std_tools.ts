@@ -18,8 +18,8 @@ import {
   ToolRegistry,
   ToolsKey,
 } from "@terret/core";
+import { createStdToolsPlugin } from "@terret/exec/tools";
 import {
-  createStdToolsPlugin,
   fsPlugin,
   noneSandboxPlugin,
   shellPlugin,

@@ -25,7 +25,8 @@
  */
 import { setImmediate } from "node:timers";
 import { createContext } from "@terret/hames";
-import { MemorySessionStore, SessionLog } from "@terret/core";
+import { MemorySessionStore } from "@terret/core/sessions";
+import { SessionLog } from "@terret/core";
 import { type AgentGateway, type AgentLink, wsConfig, WsServer } from "@terret/ws";
 import type { ClientJob, ClientReport } from "./_ws_clients.ts";
 

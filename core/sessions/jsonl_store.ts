@@ -56,7 +56,7 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
- * import { JsonlSessionStore } from "@terret/core";
+ * import { JsonlSessionStore } from "@terret/core/sessions";
  * const dir = await Deno.makeTempDir();
  * const store = JsonlSessionStore.open({ dir });
  * console.log(await store.list()); // []

@@ -60,7 +60,8 @@ const REPLAY_PAGE = 1000;
  * @example
  * ```ts
  * import { createContext } from "@terret/hames";
- * import { MemorySessionStore, SessionLog } from "@terret/core";
+ * import { MemorySessionStore } from "@terret/core/sessions";
+ * import { SessionLog } from "@terret/core";
  * await using ctx = createContext({ mode: "test" });
  * const log = new SessionLog(ctx, new MemorySessionStore());
  * const { session_id } = await log.create();

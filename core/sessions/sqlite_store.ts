@@ -82,7 +82,7 @@ type Row = [number, string, string, string, string | null, string];
  *
  * @example
  * ```ts
- * import { SqliteSessionStore } from "@terret/core";
+ * import { SqliteSessionStore } from "@terret/core/sessions";
  * const store = SqliteSessionStore.open({ path: ":memory:" });
  * console.log(await store.head("nobody")); // 0
  * await store.close();

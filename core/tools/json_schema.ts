@@ -33,7 +33,7 @@ export interface SchemaIssue {
  *
  * @example
  * ```ts
- * import { validateJsonSchema } from "@terret/core";
+ * import { validateJsonSchema } from "@terret/core/tools";
  * const schema = { type: "object", properties: { q: { type: "string" } }, required: ["q"] };
  * console.log(validateJsonSchema(schema, { q: 1 })); // [{ path: ["q"], message: "expected string, got number" }]
  * ```

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { isTerretError } from "@terret/hames";
 import { ToolsCollect } from "./events.ts";
 import { createToolStack } from "./testing.ts";
 import { defineTool, mcpToolName, parseMcpToolName, type ToolDefinition } from "./tool.ts";
+import { CORE_ERRORS } from "../errors.ts";
 
 function echo(name = "echo"): ToolDefinition<{ text: string; times: number }> {
   return defineTool({
@@ -146,7 +146,7 @@ Deno.test("register() refuses a name already visible from the owner, and accepts
     assert.throws(
       () => stack.tools.register(owner, echo()),
       (error: unknown) =>
-        isTerretError(error, "ToolExists") &&
+        CORE_ERRORS.is(error, "ToolExists") &&
         error.message ===
           'Cannot register tool "echo": a tool with this name is already registered (by "tools.std")',
     );
@@ -183,7 +183,7 @@ Deno.test("a fork's tools are visible from the fork alone and die with it", asyn
   assert.equal(stack.ctx.listenerCount(ToolsCollect), listenersBefore);
   assert.throws(
     () => stack.tools.register(a, echo("late")),
-    (error: unknown) => isTerretError(error, "ContextDisposed"),
+    (error: unknown) => CORE_ERRORS.is(error, "ContextDisposed"),
   );
 });
 

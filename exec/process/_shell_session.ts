@@ -15,7 +15,8 @@
  * @module
  */
 import { TerretError } from "@terret/hames";
-import type { ExitStatus, PtyHandle, Subprocess } from "@terret/core";
+import type { ExitStatus, PtyHandle } from "@terret/core/seams";
+import type { Subprocess } from "@terret/core";
 import { HeadTailCapture } from "./_capture.ts";
 
 /** What one command produced. */

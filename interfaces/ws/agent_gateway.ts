@@ -4,7 +4,8 @@
  *
  * @module
  */
-import type { Agent, Agents, Content } from "@terret/core";
+import type { Agent, Agents } from "@terret/core";
+import type { Content } from "@terret/core/sessions";
 
 /** Options carrying only a signal. */
 export interface GatewaySignal {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Content } from "@terret/core";
+import type { Content } from "@terret/core/sessions";
 
 /** What a client frame may carry as `ref`: echoed in its answer. */
 export type FrameRef = string | number;

@@ -3,12 +3,12 @@ import { createContext, Loader, pluginPermissions, TerretError } from "@terret/h
 import {
   AgentLoop,
   AgentRegistry,
-  MemorySessionStore,
   memoryStorePlugin,
   SessionEventAppended,
   SessionLog,
   sessionsPlugin,
 } from "@terret/core";
+import { MemorySessionStore } from "@terret/core/sessions";
 import { wsConfig } from "./config.ts";
 import { resolveTokens } from "./token_file.ts";
 import { WsInterface, WsServiceKey } from "./ws_plugin.ts";

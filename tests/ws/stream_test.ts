@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { createContext } from "@terret/hames";
-import type { AppendInput, SessionEvent } from "@terret/core";
+import type { AppendInput } from "@terret/core/sessions";
+import type { SessionEvent } from "@terret/core";
 import { until } from "../../exec/process/_testing.ts";
 import { type Frame, RawClient, within, WsClient } from "./_clients.ts";
 import { assertGolden } from "./_golden.ts";

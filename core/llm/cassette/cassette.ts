@@ -219,7 +219,7 @@ export function exchangeBytes(exchange: CassetteExchange): Uint8Array {
  *
  * @example
  * ```ts
- * import { jsonDifference } from "@terret/core";
+ * import { jsonDifference } from "@terret/core/llm";
  * jsonDifference({ a: [1, 2] }, { a: [1, 3] }, "request"); // 'request.a[1]: recorded 2, got 3'
  * ```
  */

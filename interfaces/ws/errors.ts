@@ -1,0 +1,25 @@
+/**
+ * The socket's error codes.
+ *
+ * @module
+ */
+import { defineErrorCodes, type ErrorCodes } from "@terret/hames";
+import { CORE_ERRORS, type CoreErrorCode } from "@terret/core";
+
+/** The codes the socket throws, each with the condition it names (rendered into `docs/errors.md`). */
+export const WS_ERROR_CODES = {
+  NoToken: "The socket was started with no token configured",
+  TokenFileExposed: "The token file is readable by other users",
+  TokenFileInvalid: "The token file cannot be read as a token",
+  TokenInvalid: "A configured token is not 16 to 512 characters from the allowed set",
+} as const;
+
+/** A code the socket throws, or one of core's or the kernel's. */
+export type WsErrorCode = keyof typeof WS_ERROR_CODES | CoreErrorCode;
+
+/** The socket's error code table; its guard also accepts core's and the kernel's codes. */
+export const WS_ERRORS: ErrorCodes<keyof typeof WS_ERROR_CODES, WsErrorCode> = defineErrorCodes(
+  "@terret/ws",
+  WS_ERROR_CODES,
+  [CORE_ERRORS],
+);
