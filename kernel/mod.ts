@@ -50,6 +50,7 @@ export {
   knownCodes,
 } from "./error_codes.ts";
 export { HAMES_ERROR_CODES, HAMES_ERRORS, type HamesErrorCode } from "./hames_errors.ts";
+export { ScopedCollection } from "./scoped_collection.ts";
 export { defineService, type ServiceKey } from "./service_key.ts";
 export {
   defineEvent,
