@@ -105,7 +105,7 @@ export function prepare(
 }
 
 /** Validates a payload against the event's schema; false (after logging) when production should skip. */
-export function checkPayload(realm: Realm, def: EventDefinition, payload: unknown): boolean {
+function checkPayload(realm: Realm, def: EventDefinition, payload: unknown): boolean {
   const result = def.payload.safeParse(payload);
   if (result.success) return true;
   const detail = result.error.issues

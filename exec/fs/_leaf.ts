@@ -78,7 +78,7 @@ export async function createExclusive(
 }
 
 /** Throws unless `info` (from `lstat`) describes a regular file. */
-export function requireRegular(path: string, info: Deno.FileInfo, action: string): void {
+function requireRegular(path: string, info: Deno.FileInfo, action: string): void {
   if (info.isSymlink) {
     throw new TerretError(
       "Denied",
