@@ -6,7 +6,7 @@
 import type { DispatchMode, EventDefinition } from "./event.ts";
 import { isEventDefinition } from "./event.ts";
 import type { Disposer } from "./disposer.ts";
-import { TerretError } from "./errors.ts";
+import { TerretError } from "./hames_errors.ts";
 import { ListenerFailed } from "./events.ts";
 import type { ListenerEntry, ListenerSlot, Realm } from "./_realm.ts";
 import type { Scope } from "./_scope.ts";

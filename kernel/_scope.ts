@@ -4,7 +4,7 @@
  * @module
  */
 import type { Disposer, Teardown } from "./disposer.ts";
-import { TerretError } from "./errors.ts";
+import { TerretError } from "./hames_errors.ts";
 
 /** A record of one registered effect. */
 interface EffectRecord {

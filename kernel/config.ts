@@ -5,7 +5,7 @@
  * @module
  */
 import type { z } from "zod";
-import { TerretError } from "./errors.ts";
+import { TerretError } from "./hames_errors.ts";
 import type { PluginLike } from "./plugin.ts";
 
 /** One problem found in a config, with the path of the offending key. */

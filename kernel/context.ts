@@ -5,7 +5,7 @@
  */
 import type { Disposer, Teardown } from "./disposer.ts";
 import type { EventDefinition, ListenerOf } from "./event.ts";
-import { TerretError } from "./errors.ts";
+import { TerretError } from "./hames_errors.ts";
 import { createStderrLogger, type Logger } from "./logger.ts";
 import type { ServiceKey } from "./service_key.ts";
 import * as bus from "./_bus.ts";

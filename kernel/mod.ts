@@ -41,7 +41,12 @@
  *
  * @module
  */
-export { isTerretError, TerretError } from "./errors.ts";
+export {
+  isTerretError,
+  TerretError,
+  type TerretErrorConstructor,
+  type TerretErrorOptions,
+} from "./errors.ts";
 export {
   defineErrorCodes,
   type ErrorCodeOf,

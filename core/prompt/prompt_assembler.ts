@@ -12,8 +12,8 @@ import {
   ScopedCollection,
   Service,
   type ServiceKey,
-  TerretError,
 } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { z } from "zod";
 import type { LlmCapabilities } from "../llm/vocabulary.ts";
 import { SessionProjection } from "../sessions/session_projection.ts";

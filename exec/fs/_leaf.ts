@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 
 /** What an identity-checked open returns. */
 export interface CheckedFile {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import type { Subprocess } from "@terret/core";
 import { basename, dirname } from "node:path";
 import type { FileSystem } from "../fs/file_system.ts";
