@@ -8,6 +8,8 @@ import {
   type ErrorCodes,
   HAMES_ERRORS,
   type HamesErrorCode,
+  TerretError as BaseTerretError,
+  type TerretErrorConstructor,
 } from "@terret/hames";
 
 /** The codes composition throws, each with the condition it names (rendered into `docs/errors.md`). */
@@ -36,3 +38,11 @@ export const COMPOSITION_ERRORS: ErrorCodes<
   keyof typeof COMPOSITION_ERROR_CODES,
   CompositionErrorCode
 > = defineErrorCodes("@terret/terret", COMPOSITION_ERROR_CODES, [HAMES_ERRORS]);
+
+/**
+ * `TerretError` for this package's own throw sites: the same constructor, its code checked against
+ * {@linkcode CompositionErrorCode}.
+ */
+export const TerretError: TerretErrorConstructor<CompositionErrorCode> = BaseTerretError;
+/** A `TerretError` (the type of the binding above). */
+export type TerretError<C extends string = string> = BaseTerretError<C>;

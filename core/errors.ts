@@ -8,6 +8,8 @@ import {
   type ErrorCodes,
   HAMES_ERRORS,
   type HamesErrorCode,
+  TerretError as BaseTerretError,
+  type TerretErrorConstructor,
 } from "@terret/hames";
 
 /** The codes core throws, each with the condition it names (rendered into `docs/errors.md`). */
@@ -60,3 +62,11 @@ export type CoreErrorCode = keyof typeof CORE_ERROR_CODES | HamesErrorCode;
 /** Core's error code table; its guard also accepts the kernel's codes. */
 export const CORE_ERRORS: ErrorCodes<keyof typeof CORE_ERROR_CODES, CoreErrorCode> =
   defineErrorCodes("@terret/core", CORE_ERROR_CODES, [HAMES_ERRORS]);
+
+/**
+ * `TerretError` for this package's own throw sites: the same constructor, its code checked against
+ * {@linkcode CoreErrorCode}.
+ */
+export const TerretError: TerretErrorConstructor<CoreErrorCode> = BaseTerretError;
+/** A `TerretError` (the type of the binding above). */
+export type TerretError<C extends string = string> = BaseTerretError<C>;

@@ -75,13 +75,7 @@ export {
   ToolsPostExecute,
   ToolsPreExecute,
 } from "./tools/mod.ts";
-export {
-  type Prompt,
-  PromptAssembler,
-  PromptCollect,
-  PromptKey,
-  type PromptSection,
-} from "./prompt/mod.ts";
+export { type Prompt, PromptAssembler, PromptKey, type PromptSection } from "./prompt/mod.ts";
 export {
   type Agent,
   AgentDisposed,

@@ -3,7 +3,12 @@
  *
  * @module
  */
-import { defineErrorCodes, type ErrorCodes } from "@terret/hames";
+import {
+  defineErrorCodes,
+  type ErrorCodes,
+  TerretError as BaseTerretError,
+  type TerretErrorConstructor,
+} from "@terret/hames";
 import { CORE_ERRORS, type CoreErrorCode } from "@terret/core";
 
 /** The codes exec throws, each with the condition it names (rendered into `docs/errors.md`). */
@@ -37,3 +42,11 @@ export type ExecErrorCode = keyof typeof EXEC_ERROR_CODES | CoreErrorCode;
 /** Exec's error code table; its guard also accepts core's and the kernel's codes. */
 export const EXEC_ERRORS: ErrorCodes<keyof typeof EXEC_ERROR_CODES, ExecErrorCode> =
   defineErrorCodes("@terret/exec", EXEC_ERROR_CODES, [CORE_ERRORS]);
+
+/**
+ * `TerretError` for this package's own throw sites: the same constructor, its code checked against
+ * {@linkcode ExecErrorCode}.
+ */
+export const TerretError: TerretErrorConstructor<ExecErrorCode> = BaseTerretError;
+/** A `TerretError` (the type of the binding above). */
+export type TerretError<C extends string = string> = BaseTerretError<C>;

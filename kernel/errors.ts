@@ -37,16 +37,33 @@ export class TerretError<C extends string = string> extends Error {
    * @param message a sentence-case message without a trailing period, starting with the failed action
    * @param options `cause` when wrapping another error, `details` for structured context
    */
-  constructor(
-    code: C,
-    message: string,
-    options: { cause?: unknown; details?: Readonly<Record<string, unknown>> } = {},
-  ) {
+  constructor(code: C, message: string, options: TerretErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "TerretError";
     this.code = code;
     this.details = options.details;
   }
+}
+
+/** Options for a {@linkcode TerretError}. */
+export interface TerretErrorOptions {
+  /** The error being wrapped. */
+  readonly cause?: unknown;
+  /** Structured context for programmatic callers (never secrets). */
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * {@linkcode TerretError}'s constructor with its code narrowed to a package's codes. A package binds it to its own
+ * union (`export const TerretError: TerretErrorConstructor<CoreErrorCode> = BaseTerretError`) and its throw sites
+ * import that binding, so `new TerretError("SessionNotFund", …)` does not compile there. It is the same
+ * constructor: `instanceof` and the guards see no difference.
+ */
+export interface TerretErrorConstructor<C extends string> {
+  /** Makes a {@linkcode TerretError} whose code is one of `C`. */
+  new <K extends C>(code: K, message: string, options?: TerretErrorOptions): TerretError<K>;
+  /** `instanceof` narrows to any {@linkcode TerretError}: a caught one may carry another package's code. */
+  readonly prototype: TerretError;
 }
 
 /**

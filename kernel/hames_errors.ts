@@ -4,6 +4,7 @@
  * @module
  */
 import { defineErrorCodes, type ErrorCodes } from "./error_codes.ts";
+import { TerretError as BaseTerretError, type TerretErrorConstructor } from "./errors.ts";
 
 /** The codes the kernel throws, each with the condition it names (rendered into `docs/errors.md`). */
 export const HAMES_ERROR_CODES = {
@@ -28,3 +29,11 @@ export const HAMES_ERRORS: ErrorCodes<HamesErrorCode> = defineErrorCodes(
   "@terret/hames",
   HAMES_ERROR_CODES,
 );
+
+/**
+ * `TerretError` for this package's own throw sites: the same constructor, its code checked against
+ * {@linkcode HamesErrorCode}.
+ */
+export const TerretError: TerretErrorConstructor<HamesErrorCode> = BaseTerretError;
+/** A `TerretError` (the type of the binding above). */
+export type TerretError<C extends string = string> = BaseTerretError<C>;

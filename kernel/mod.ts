@@ -41,7 +41,12 @@
  *
  * @module
  */
-export { isTerretError, TerretError } from "./errors.ts";
+export {
+  isTerretError,
+  TerretError,
+  type TerretErrorConstructor,
+  type TerretErrorOptions,
+} from "./errors.ts";
 export {
   defineErrorCodes,
   type ErrorCodeOf,
@@ -50,6 +55,7 @@ export {
   knownCodes,
 } from "./error_codes.ts";
 export { HAMES_ERROR_CODES, HAMES_ERRORS, type HamesErrorCode } from "./hames_errors.ts";
+export { ScopedCollection } from "./scoped_collection.ts";
 export { defineService, type ServiceKey } from "./service_key.ts";
 export {
   defineEvent,

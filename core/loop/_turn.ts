@@ -18,7 +18,8 @@
  *
  * @module
  */
-import { type Context, TerretError } from "@terret/hames";
+import type { Context } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { CORE_ERRORS } from "../errors.ts";
 import type { TurnOutcome, TurnRun } from "../agents/driver.ts";
 import { AGENT_SHUTDOWN } from "../agents/driver.ts";

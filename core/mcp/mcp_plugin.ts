@@ -4,13 +4,8 @@
  *
  * @module
  */
-import {
-  type Context,
-  definePlugin,
-  type Plugin,
-  type ServiceKey,
-  TerretError,
-} from "@terret/hames";
+import { type Context, definePlugin, type Plugin, type ServiceKey } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { PromptKey } from "../prompt/prompt_assembler.ts";
 import { SubprocessKey } from "../seams/subprocess.ts";
 import { WorkspaceKey } from "../seams/workspace.ts";

@@ -1,17 +1,11 @@
 /**
- * Prompt assembly: the `prompt` service, its sections and the `prompt/collect` event, and persona amendments.
+ * Prompt assembly: the `prompt` service, its sections, and persona amendments.
  *
  * Import from `@terret/core/prompt`.
  *
  * @module
  */
-export {
-  PersonaAmended,
-  type PersonaAmendedPayload,
-  PROMPT_EVENTS,
-  PromptCollect,
-  type SectionCollector,
-} from "./events.ts";
+export { PersonaAmended, type PersonaAmendedPayload, PROMPT_EVENTS } from "./events.ts";
 export {
   AMENDMENTS_HEADING,
   amendPersona,

@@ -4,7 +4,6 @@ import { memoryStorePlugin } from "../sessions/memory_store.ts";
 import { SessionsKey } from "../sessions/sessions.ts";
 import { sessionsPlugin } from "../sessions/sessions_plugin.ts";
 import { createToolStack } from "../tools/testing.ts";
-import { PromptCollect } from "./events.ts";
 import { AMENDMENTS_HEADING, amendPersona, personaFromLog } from "./persona.ts";
 import { PromptAssembler, PromptKey, type PromptSection } from "./prompt_assembler.ts";
 import { CORE_ERRORS, type CoreErrorCode } from "../errors.ts";
@@ -105,17 +104,17 @@ Deno.test("a fork's sections render for that agent alone and die with the fork",
   const { prompt, ctx } = stack;
   prompt.register(ctx, section("shared", 100, "shared"));
   const a = ctx.fork("agent-a");
-  const before = ctx.listenerCount(PromptCollect);
+  const before = ctx.effectLabels();
   prompt.register(a, section("a.only", 110, "only a"));
   assert.deepStrictEqual(
     [await prompt.assemble(a, INPUT), await prompt.assemble(ctx, INPUT)],
     ["shared\n\nonly a", "shared"],
   );
-  assert.equal(a.listenerCount(PromptCollect), 1);
+  assert.deepStrictEqual(a.effectLabels(), ["on hames/collect", "prompt section a.only"]);
   await a.dispose();
   assert.deepStrictEqual(
-    [a.listenerCount(PromptCollect), ctx.listenerCount(PromptCollect)],
-    [0, before],
+    [a.effectCount, ctx.effectLabels(), await prompt.assemble(ctx, INPUT)],
+    [0, before.filter((label) => label !== "scope agent-a"), "shared"],
   );
 });
 

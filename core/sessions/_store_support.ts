@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { type Context, TerretError } from "@terret/hames";
+import type { Context } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import type { SessionEvent } from "./envelope.ts";
 import type { CommitListener, StoreReadOptions } from "./store.ts";
 

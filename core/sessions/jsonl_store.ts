@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { type Context, definePlugin, type Logger, type Plugin, TerretError } from "@terret/hames";
+import { type Context, definePlugin, type Logger, type Plugin } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { assertSessionId, envelopeOf, type EventDraft, type SessionEvent } from "./envelope.ts";

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { type Context, type Disposer, type EventDefinition, TerretError } from "@terret/hames";
-import { CORE_ERRORS } from "../errors.ts";
+import type { Context, Disposer, EventDefinition } from "@terret/hames";
+import { CORE_ERRORS, TerretError } from "../errors.ts";
 import type { Message } from "../llm/vocabulary.ts";
 import { BUILTIN_PROJECTIONS, deriveMessages, type Projection } from "./derive_messages.ts";
 import { createHash } from "node:crypto";

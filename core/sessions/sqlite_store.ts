@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { type Context, definePlugin, type Logger, type Plugin, TerretError } from "@terret/hames";
+import { type Context, definePlugin, type Logger, type Plugin } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { setImmediate } from "node:timers";
 import { dirname, isAbsolute, join, resolve } from "node:path";

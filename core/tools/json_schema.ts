@@ -239,7 +239,7 @@ function typeNames(type: unknown): string {
 }
 
 /** The JSON type name of a value, as a model would read it. */
-export function jsonType(value: unknown): string {
+function jsonType(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "array";
   if (value === undefined) return "nothing";

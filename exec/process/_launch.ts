@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { type HostPermissions, TerretError } from "@terret/hames";
+import type { HostPermissions } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import type { Sandbox } from "@terret/core";
 import type { WrapOptions, WrappedCommand } from "@terret/core/seams";
 import type { IPty } from "@lydell/node-pty";

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import type { ExitStatus, PtyHandle } from "@terret/core/seams";
 import type { Subprocess } from "@terret/core";
 import { HeadTailCapture } from "./_capture.ts";

@@ -4,13 +4,8 @@
  *
  * @module
  */
-import {
-  createContext,
-  definePlugin,
-  type Plugin,
-  type PluginLike,
-  TerretError,
-} from "@terret/hames";
+import { createContext, definePlugin, type Plugin, type PluginLike } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { Loader, type Row } from "@terret/hames";
 import type { Context } from "@terret/hames";
 import { type Sandbox, SandboxKey, WorkspaceKey } from "@terret/core";

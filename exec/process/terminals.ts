@@ -10,8 +10,8 @@ import {
   type HostPermissions,
   type Plugin,
   type ServiceKey,
-  TerretError,
 } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { AgentDisposed, type Subprocess, SubprocessKey, WorkspaceKey } from "@terret/core";
 import type { ExitStatus, PtyHandle } from "@terret/core/seams";
 import { z } from "zod";

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { definePlugin, type HostPermissions, type Plugin, TerretError } from "@terret/hames";
+import { definePlugin, type HostPermissions, type Plugin } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { type Sandbox, SandboxKey, WorkspaceKey } from "@terret/core";
 import type { WrapOptions, WrappedCommand } from "@terret/core/seams";
 import { z } from "zod";

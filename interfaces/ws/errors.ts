@@ -3,7 +3,12 @@
  *
  * @module
  */
-import { defineErrorCodes, type ErrorCodes } from "@terret/hames";
+import {
+  defineErrorCodes,
+  type ErrorCodes,
+  TerretError as BaseTerretError,
+  type TerretErrorConstructor,
+} from "@terret/hames";
 import { CORE_ERRORS, type CoreErrorCode } from "@terret/core";
 
 /** The codes the socket throws, each with the condition it names (rendered into `docs/errors.md`). */
@@ -23,3 +28,11 @@ export const WS_ERRORS: ErrorCodes<keyof typeof WS_ERROR_CODES, WsErrorCode> = d
   WS_ERROR_CODES,
   [CORE_ERRORS],
 );
+
+/**
+ * `TerretError` for this package's own throw sites: the same constructor, its code checked against
+ * {@linkcode WsErrorCode}.
+ */
+export const TerretError: TerretErrorConstructor<WsErrorCode> = BaseTerretError;
+/** A `TerretError` (the type of the binding above). */
+export type TerretError<C extends string = string> = BaseTerretError<C>;

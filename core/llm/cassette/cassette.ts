@@ -30,7 +30,7 @@
  */
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../../errors.ts";
 import { canonicalJson } from "../../sessions/digest.ts";
 import { LlmRequestSchema, ModelRoleSchema } from "../schemas.ts";
 import type { LlmRequest, ModelRole, StreamEvent } from "../vocabulary.ts";
