@@ -21,13 +21,14 @@ export interface TailSource<T> {
 }
 
 /**
- * Yields the session's items from `from` with no gap and no duplicate: pages of the store until a page comes back
- * empty, then the live feed (registered by the caller before the first read, so nothing committed meanwhile is
- * missed). The policy for falling behind: the feed is bounded; when the consumer pulls too slowly and the feed
- * overflows (or shows a gap), the feed is dropped and the stream catches up from the store again, page by page,
- * so memory stays bounded and nothing is lost. A page that does not start at the next seq is a store fault: the
- * stream throws `StoreCorrupt` naming the session and the seq rather than wait for an event that will never come.
- * The stream ends, without error, when `signal` aborts or the feed closes.
+ * Yields the session's items from `from` with no gap and no duplicate, in batches: each store page as one batch
+ * until a page comes back empty, then the live feed (registered by the caller before the first read, so nothing
+ * committed meanwhile is missed), everything it holds when pulled as one batch. The policy for falling behind: the
+ * feed is bounded; when the consumer pulls too slowly and the feed overflows (or shows a gap), the feed is dropped
+ * and the stream catches up from the store again, page by page, so memory stays bounded and nothing is lost. A page
+ * that does not start at the next seq is a store fault: the stream throws `StoreCorrupt` naming the session and the
+ * seq rather than wait for an event that will never come. The stream ends, without error, when `signal` aborts or
+ * the feed closes.
  */
 export async function* replayThenTail<T>(
   sessionId: string,
@@ -35,7 +36,7 @@ export async function* replayThenTail<T>(
   feed: LiveFeed,
   source: TailSource<T>,
   signal: AbortSignal | undefined,
-): AsyncGenerator<T> {
+): AsyncGenerator<readonly T[]> {
   let next = from;
   let replay = true;
   while (!aborted(signal) && !feed.closed) {
@@ -51,21 +52,24 @@ export async function* replayThenTail<T>(
       for (const item of page) {
         const seq = source.seq(item);
         if (seq !== next) throw outOfOrder(sessionId, next, seq);
-        yield item;
         next++;
       }
       replay = page.length > 0;
+      if (replay) yield page;
       continue;
     }
-    const event = feed.shift();
-    if (event === undefined) {
-      await feed.wait(signal);
-    } else if (event.seq > next) {
-      feed.behind = true;
-    } else if (event.seq === next) {
-      yield source.item(event);
+    const batch: T[] = [];
+    for (let event = feed.shift(); event !== undefined; event = feed.shift()) {
+      if (event.seq < next) continue;
+      if (event.seq > next) {
+        feed.behind = true;
+        break;
+      }
+      batch.push(source.item(event));
       next++;
     }
+    if (batch.length > 0) yield batch;
+    else if (!feed.behind) await feed.wait(signal);
   }
 }
 

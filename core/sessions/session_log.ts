@@ -187,14 +187,14 @@ export class SessionLog implements Sessions {
 
   stream(sessionId: string, options: StreamOptions = {}): AsyncIterable<SessionEvent> {
     const from = this.#streamStart(sessionId, options);
-    return this.#tail(sessionId, from, options.signal, {
+    return flatten(this.#tail(sessionId, from, options.signal, {
       page: (next, signal) => this.#page(sessionId, next, signal),
       item: (event) => event,
       seq: (event) => event.seq,
-    });
+    }));
   }
 
-  streamJson(sessionId: string, options: StreamOptions = {}): AsyncIterable<EventJson> {
+  streamJson(sessionId: string, options: StreamOptions = {}): AsyncIterable<readonly EventJson[]> {
     const from = this.#streamStart(sessionId, options);
     const bytes = options.page_bytes;
     if (bytes !== undefined && (!Number.isSafeInteger(bytes) || bytes < 1)) {
@@ -510,7 +510,7 @@ export class SessionLog implements Sessions {
     from: number,
     signal: AbortSignal | undefined,
     source: TailSource<T>,
-  ): AsyncGenerator<T> {
+  ): AsyncGenerator<readonly T[]> {
     const feed = new LiveFeed(this.#bufferLimit);
     let feeds = this.#feeds.get(sessionId);
     if (feeds === undefined) this.#feeds.set(sessionId, feeds = new Set());
@@ -533,6 +533,10 @@ function sameMessages(a: readonly Message[], b: readonly Message[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
+}
+
+async function* flatten<T>(batches: AsyncIterable<readonly T[]>): AsyncGenerator<T> {
+  for await (const batch of batches) yield* batch;
 }
 
 function maybeSignal(signal: AbortSignal | undefined): { signal?: AbortSignal } {

@@ -108,11 +108,12 @@ export interface Sessions {
    */
   stream(sessionId: string, options?: StreamOptions): AsyncIterable<SessionEvent>;
   /**
-   * {@linkcode Sessions.stream} as envelope JSON text: stored events are framed as the store holds them (no parse,
-   * no re-serialization, pages sized by bytes where the store offers `readJson`), and each live event is serialized
-   * once for every stream that tails it.
+   * {@linkcode Sessions.stream} as envelope JSON text, in batches (a store page, or the live events committed since
+   * the last pull): stored events come as the store holds them (no parse, no re-serialization, pages sized by bytes
+   * where the store offers `readJson`), and each live event is serialized once for every stream that tails it.
+   * Batches are never empty; together they are the seqs from `from_seq` in order, with no gap and no duplicate.
    */
-  streamJson(sessionId: string, options?: StreamOptions): AsyncIterable<EventJson>;
+  streamJson(sessionId: string, options?: StreamOptions): AsyncIterable<readonly EventJson[]>;
   /** Copies events up to `boundary_seq` into a new session, followed by `session/forked`; returns that event. */
   fork(sourceId: string, options: ForkOptions): Promise<SessionEvent>;
   /** The rollup of every `step/end` usage. */

@@ -320,16 +320,17 @@ export class Connection {
       signal,
       page_bytes: PAGE_BYTES,
     })[Symbol.asyncIterator]();
-    /** An event pulled and not yet sent. */
-    let pending: EventJson | undefined;
+    /** The batch being sent, and the index of its first event not yet sent. */
+    let batch: readonly EventJson[] = [];
+    let index = 0;
     let failure: { error: unknown } | undefined;
-    const pull = async (): Promise<EventJson | undefined> => {
-      if (pending === undefined) {
-        const next = await events.next();
-        if (next.done === true) return undefined;
-        pending = next.value;
-      }
-      return pending;
+    /** Pulls the next batch once the current one is sent; false when the stream ended. */
+    const refill = async (): Promise<boolean> => {
+      const next = await events.next();
+      if (next.done === true) return false;
+      batch = next.value;
+      index = 0;
+      return true;
     };
     try {
       if (start <= head) {
@@ -338,10 +339,12 @@ export class Connection {
             try {
               for (let sent = 0; sent < bytes;) {
                 if (this.#state !== "open") return "done";
-                const event = await pull();
-                if (event === undefined || event.seq > head || this.#state !== "open") {
-                  return "done";
+                if (index >= batch.length) {
+                  if (!await refill() || this.#state !== "open") return "done";
+                  continue;
                 }
+                const event = batch[index]!;
+                if (event.seq > head) return "done";
                 // A replayed event is this connection's own read: framed here, not cached for others.
                 const frame: EventFrame = {
                   text: `{"type":"event","event":${event.json}}`,
@@ -350,7 +353,7 @@ export class Connection {
                 if (!this.#fits(frame, this.#replayWindow())) return "blocked";
                 this.#socket.send(frame.text);
                 this.#lastSent = event.seq;
-                pending = undefined;
+                index++;
                 sent += frame.text.length;
                 if (event.seq === head) return "done";
               }
@@ -369,10 +372,13 @@ export class Connection {
       }
       for (;;) {
         if (this.#state !== "open") return;
-        const event = await pull();
-        if (event === undefined) return;
+        if (index >= batch.length) {
+          if (!await refill()) return;
+          continue;
+        }
+        const event = batch[index]!;
         if (!this.#sendLive(event.seq, this.#host.frameOf(event))) return;
-        pending = undefined;
+        index++;
       }
     } finally {
       await events.return?.();

@@ -283,15 +283,16 @@ export function runSessionStoreConformance(
   );
 
   test(
-    "streamJson yields each event's envelope JSON, replayed and live, equal to its JSON.stringify",
+    "streamJson yields each event's envelope JSON in batches, replayed and live, equal to its JSON.stringify",
     async (log, store) => {
       await conversation(log, "s");
       const controller = new AbortController();
       const seen: { seq: number; json: string }[] = [];
       const done = (async () => {
-        for await (const item of log.streamJson("s", { from_seq: 3, signal: controller.signal })) {
-          seen.push(item);
-          if (item.seq === 14) controller.abort();
+        for await (const batch of log.streamJson("s", { from_seq: 3, signal: controller.signal })) {
+          assert.ok(batch.length > 0, "an empty batch");
+          seen.push(...batch);
+          if (batch.at(-1)!.seq === 14) controller.abort();
         }
       })();
       await log.append("s", chunk("live one"));
