@@ -284,6 +284,22 @@ export {
   type PersonaState,
 } from "./prompt/persona.ts";
 export {
+  currentEnvironment,
+  ENVIRONMENT_META_KEY,
+  ENVIRONMENT_PRIORITY,
+  recordedEnvironment,
+  renderEnvironment,
+  type SessionEnvironment,
+} from "./prompt/environment.ts";
+export {
+  type AgentInstructions,
+  INSTRUCTIONS_PRIORITY,
+  instructionsFor,
+  type InstructionsSource,
+  type ResolvedInstructions,
+  resolveInstructions,
+} from "./prompt/instructions.ts";
+export {
   type AssembleOptions,
   MIN_SECTION_PRIORITY,
   type Prompt,
@@ -382,6 +398,12 @@ export {
   type RedactorOptions,
   tokenIsToolName,
 } from "./redaction/redactor.ts";
+export {
+  literalPrefix,
+  MIN_MARKER_LENGTH,
+  safePrefixLength,
+  type SafePrefixRules,
+} from "./redaction/safe_prefix.ts";
 export {
   DEFAULT_REDACTION_PATTERNS,
   type Redaction,

@@ -31,6 +31,12 @@ export type ClientFrame =
     readonly request_id: string;
     readonly decision: "allow" | "deny";
     readonly reason: string | undefined;
+  }
+  | {
+    readonly type: "set_persona";
+    readonly ref: FrameRef | null;
+    readonly content: string;
+    readonly replace: boolean;
   };
 
 /** The error codes of the protocol (docs/protocol.md §5, "Errors"). */
@@ -60,6 +66,7 @@ export const CLIENT_FRAME_TYPES: readonly ClientFrame["type"][] = Object.freeze(
   "cancel",
   "set_policy",
   "approve",
+  "set_persona",
 ]);
 
 /** Most allow-list patterns one `set_policy` may carry. */
@@ -68,6 +75,8 @@ export const MAX_POLICY_PATTERNS = 256;
 export const MAX_PATTERN_LENGTH = 256;
 /** Longest `reason`. */
 export const MAX_REASON_LENGTH = 1024;
+/** Longest `set_persona` content, in characters. */
+export const MAX_PERSONA_LENGTH = 65_536;
 /** Longest string `ref`. */
 export const MAX_REF_LENGTH = 128;
 
@@ -78,6 +87,7 @@ const FIELDS: Readonly<Record<ClientFrame["type"], readonly string[]>> = {
   cancel: ["type", "ref", "reason"],
   set_policy: ["type", "ref", "allow"],
   approve: ["type", "ref", "request_id", "decision", "reason"],
+  set_persona: ["type", "ref", "content", "replace"],
 };
 
 class Refused extends Error {
@@ -203,6 +213,22 @@ function readFrame(
         decision,
         reason: readReason(frame.reason),
       };
+    }
+    case "set_persona": {
+      const content = required(frame, "content");
+      if (typeof content !== "string" || content.length > MAX_PERSONA_LENGTH) {
+        throw invalid(`"content" must be a string of at most ${MAX_PERSONA_LENGTH} characters`);
+      }
+      const replace = frame.replace ?? false;
+      if (typeof replace !== "boolean") {
+        throw invalid(`"replace" must be a boolean, got ${JSON.stringify(replace)}`);
+      }
+      if (content === "" && !replace) {
+        throw invalid(
+          `"content" must not be empty unless "replace" is true (which clears the persona)`,
+        );
+      }
+      return { type: kind, ref, content, replace };
     }
   }
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Logger } from "@terret/hames";
-import type { SessionEvent, Sessions } from "@terret/core";
+import { amendPersona, type SessionEvent, type Sessions } from "@terret/core";
 import type { AgentLink } from "./agent_gateway.ts";
 import {
   type ClientFrame,
@@ -235,6 +235,13 @@ export class Connection {
           await this.#host.sessions.append(this.sessionId, {
             type: "policy/updated",
             payload: { allow: frame.allow },
+          });
+        });
+      case "set_persona":
+        return await this.#call(frame.ref, "amend the persona", async () => {
+          await amendPersona(this.#host.sessions, this.sessionId, {
+            text: frame.content,
+            replace: frame.replace,
           });
         });
       case "approve":
