@@ -160,7 +160,35 @@ export {
   type Projection,
 } from "./sessions/derive_messages.ts";
 export { canonicalJson, digestMessages, firstDifference } from "./sessions/digest.ts";
-export { rollupUsage, type UsageRollup } from "./sessions/usage.ts";
+export { rollupUsage, USAGE_EVENT_TYPES, type UsageRollup } from "./sessions/usage.ts";
+export { type CompactionPlan, planCompaction } from "./compaction/_plan.ts";
+export {
+  type Compaction,
+  type CompactionConfig,
+  compactionConfig,
+  CompactionKey,
+  CompactionService,
+  type CompactOptions,
+} from "./compaction/compaction.ts";
+export {
+  type Compactor,
+  CompactorKey,
+  roleCompactor,
+  type SummarizeInput,
+  type Summary,
+  SUMMARY_INSTRUCTIONS,
+} from "./compaction/compactor.ts";
+export {
+  fallbackTitle,
+  TITLE_INSTRUCTIONS,
+  type TitleOptions,
+  Titler,
+  type Titles,
+  type TitlesConfig,
+  titlesConfig,
+  TitlesKey,
+} from "./llm/titler.ts";
+export { type UtilityAnswer, utilityCall, type UtilityCallOptions } from "./llm/utility_call.ts";
 export {
   type CommitListener,
   type SessionStore,

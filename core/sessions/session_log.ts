@@ -28,7 +28,7 @@ import {
   type Scrubber,
 } from "./normalize_payload.ts";
 import type { SessionStore, StoreReadOptions } from "./store.ts";
-import { rollupUsage, type UsageRollup } from "./usage.ts";
+import { rollupUsage, USAGE_EVENT_TYPES, type UsageRollup } from "./usage.ts";
 import type {
   CreateOptions,
   DeriveFromLogOptions,
@@ -226,7 +226,9 @@ export class SessionLog implements Sessions {
   }
 
   async usage(sessionId: string, options: SignalOptions = {}): Promise<UsageRollup> {
-    return rollupUsage(await this.read(sessionId, { types: ["step/end"], ...signalOf(options) }));
+    return rollupUsage(
+      await this.read(sessionId, { types: USAGE_EVENT_TYPES, ...signalOf(options) }),
+    );
   }
 
   /**

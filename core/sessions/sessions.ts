@@ -105,7 +105,7 @@ export interface Sessions {
   stream(sessionId: string, options?: StreamOptions): AsyncIterable<SessionEvent>;
   /** Copies events up to `boundary_seq` into a new session, followed by `session/forked`; returns that event. */
   fork(sourceId: string, options: ForkOptions): Promise<SessionEvent>;
-  /** The rollup of every `step/end` usage. */
+  /** The rollup of every `step/end` usage and every utility call's (compaction, title); unknown steps counted. */
   usage(sessionId: string, options?: SignalOptions): Promise<UsageRollup>;
   /** The model history projected from the stored log. */
   deriveMessages(sessionId: string, options?: DeriveFromLogOptions): Promise<Message[]>;

@@ -37,6 +37,11 @@ export type ClientFrame =
     readonly ref: FrameRef | null;
     readonly content: string;
     readonly replace: boolean;
+  }
+  | {
+    readonly type: "compact";
+    readonly ref: FrameRef | null;
+    readonly instructions: string | undefined;
   };
 
 /** The error codes of the protocol (docs/protocol.md §5, "Errors"). */
@@ -67,6 +72,7 @@ export const CLIENT_FRAME_TYPES: readonly ClientFrame["type"][] = Object.freeze(
   "set_policy",
   "approve",
   "set_persona",
+  "compact",
 ]);
 
 /** Most allow-list patterns one `set_policy` may carry. */
@@ -77,6 +83,8 @@ export const MAX_PATTERN_LENGTH = 256;
 export const MAX_REASON_LENGTH = 1024;
 /** Longest `set_persona` content, in characters. */
 export const MAX_PERSONA_LENGTH = 65_536;
+/** Longest `compact` instructions, in characters. */
+export const MAX_COMPACT_INSTRUCTIONS = 4096;
 /** Longest string `ref`. */
 export const MAX_REF_LENGTH = 128;
 
@@ -88,6 +96,7 @@ const FIELDS: Readonly<Record<ClientFrame["type"], readonly string[]>> = {
   set_policy: ["type", "ref", "allow"],
   approve: ["type", "ref", "request_id", "decision", "reason"],
   set_persona: ["type", "ref", "content", "replace"],
+  compact: ["type", "ref", "instructions"],
 };
 
 class Refused extends Error {
@@ -229,6 +238,18 @@ function readFrame(
         );
       }
       return { type: kind, ref, content, replace };
+    }
+    case "compact": {
+      const instructions = frame.instructions;
+      if (
+        instructions !== undefined &&
+        (typeof instructions !== "string" || instructions.length > MAX_COMPACT_INSTRUCTIONS)
+      ) {
+        throw invalid(
+          `"instructions" must be a string of at most ${MAX_COMPACT_INSTRUCTIONS} characters`,
+        );
+      }
+      return { type: kind, ref, instructions };
     }
   }
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Logger } from "@terret/hames";
-import { amendPersona, type SessionEvent, type Sessions } from "@terret/core";
+import { amendPersona, type Compaction, type SessionEvent, type Sessions } from "@terret/core";
 import type { AgentLink } from "./agent_gateway.ts";
 import {
   type ClientFrame,
@@ -42,6 +42,8 @@ export interface EventFrame {
 /** What a connection needs from its server. */
 export interface ConnectionHost {
   readonly sessions: Sessions;
+  /** The compaction service, when a `compaction` row is mounted. */
+  compaction(): Compaction | undefined;
   /** Starts (`true`) or stops (`false`) delivering the session's `session/event`s to {@linkcode Connection.live}. */
   tail(connection: Connection, on: boolean): void;
   /** The live config (limits are read on every use, so a reconfigure applies at once). */
@@ -244,6 +246,21 @@ export class Connection {
             replace: frame.replace,
           });
         });
+      case "compact": {
+        const compaction = this.#host.compaction();
+        if (compaction === undefined) {
+          return this.#refuse({
+            ref: frame.ref,
+            code: "not_supported",
+            message: "Cannot compact the session: no compaction row is mounted on this server",
+          });
+        }
+        // The summary is a model call: answered when it is durable, without holding up the frames after it.
+        void this.#call(frame.ref, "compact the session", async () => {
+          await compaction.compact(this.sessionId, { instructions: frame.instructions });
+        });
+        return;
+      }
       case "approve":
         return this.#refuse({
           ref: frame.ref,

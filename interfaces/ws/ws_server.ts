@@ -6,7 +6,12 @@
  * @module
  */
 import type { Context, Disposer, Logger } from "@terret/hames";
-import { type SessionEvent, SessionEventAppended, type Sessions } from "@terret/core";
+import {
+  CompactionKey,
+  type SessionEvent,
+  SessionEventAppended,
+  type Sessions,
+} from "@terret/core";
 import type { AgentGateway, AgentLink } from "./agent_gateway.ts";
 import { presentedToken, SUBPROTOCOL, TokenGate } from "./auth.ts";
 import type { WsConfig } from "./config.ts";
@@ -102,6 +107,7 @@ export class WsServer implements AsyncDisposable {
     const currentConfig = (): WsConfig => this.#config;
     this.#host = {
       sessions: options.sessions,
+      compaction: () => options.ctx.maybe(CompactionKey),
       tail: (connection, on) => {
         let set = this.#tails.get(connection.sessionId);
         if (on) {
