@@ -6,13 +6,13 @@
  * @module
  */
 import {
+  type Context,
   defineService,
   type HostPermissions,
   Service,
   type ServiceKey,
   TerretError,
 } from "@terret/hames";
-import type { Context } from "@terret/hames";
 import { z } from "zod";
 import { Llm } from "../llm/llm_registry.ts";
 import type { ModelRole, Usage } from "../llm/vocabulary.ts";
