@@ -46,26 +46,24 @@ export function planCompaction(
     for (let i = before; i < messages.length; i++) origins.push(event.seq);
   }
   const prefix = Math.max(0, history.length - messages.length);
-  const tokens = messages.map((message) => estimateTokens({ messages: [message] }));
-  const summarizedAt = (seq: number): number => {
-    let count = 0;
-    while (count < origins.length && origins[count]! < seq) count++;
-    return prefix + count;
-  };
-  const keptTokens = (summarized: number): number => {
-    let sum = 0;
-    for (let i = summarized - prefix; i < tokens.length; i++) sum += tokens[i]!;
-    return sum;
-  };
   // Something new must be summarized: more than the previous summary alone.
   const least = prefix === 0 ? 1 : 2;
-  for (const seq of boundaries) {
-    const summarized = summarizedAt(seq);
-    if (summarized < least) continue;
-    if (keptTokens(summarized) <= keepTokens) return { keptFromSeq: seq, summarized };
+  // Walk the boundaries from the latest back, adding the tokens of the messages each one keeps: the latest is
+  // always a candidate; an earlier one replaces it while the kept messages still fit. Linear in the messages.
+  let plan: CompactionPlan | undefined;
+  let index = messages.length;
+  let kept = 0;
+  for (let b = boundaries.length - 1; b >= 0; b--) {
+    const seq = boundaries[b]!;
+    while (index > 0 && origins[index - 1]! >= seq) {
+      index--;
+      kept += estimateTokens({ messages: [messages[index]!] });
+    }
+    const summarized = prefix + index;
+    if (summarized < least) break;
+    if (plan !== undefined && kept > keepTokens) break;
+    plan = { keptFromSeq: seq, summarized };
+    if (kept > keepTokens) break;
   }
-  const last = boundaries.at(-1);
-  if (last === undefined) return undefined;
-  const summarized = summarizedAt(last);
-  return summarized < least ? undefined : { keptFromSeq: last, summarized };
+  return plan;
 }
