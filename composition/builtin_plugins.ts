@@ -9,6 +9,7 @@ import type { PluginLike } from "@terret/hames";
 import {
   AgentLoop,
   AgentRegistry,
+  CompactionService,
   credentialsPlugin,
   jsonlStorePlugin,
   llmRecorder,
@@ -21,6 +22,7 @@ import {
   redactionPlugin,
   sessionsPlugin,
   sqliteStorePlugin,
+  Titler,
   ToolAllowList,
   ToolRegistry,
 } from "@terret/core";
@@ -61,6 +63,8 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   PromptAssembler,
   AgentRegistry,
   AgentLoop,
+  CompactionService,
+  Titler,
   mcpPlugin,
   workspacePlugin,
   fsPlugin,

@@ -6,9 +6,11 @@ import { resolveProfile } from "./resolve.ts";
 
 const BASE = fileURLToPath(new URL("../bundles/base.yml", import.meta.url));
 /** The core's built-in plugin names, as an unknown-plugin error lists them (sorted among the others). */
-const CORE_PLUGINS = "terret-agents, terret-credentials, terret-llm, terret-llm-openrouter, " +
+const CORE_PLUGINS =
+  "terret-agents, terret-compaction, terret-credentials, terret-llm, terret-llm-openrouter, " +
   "terret-llm-recorder, terret-llm-replayer, terret-loop, terret-mcp, terret-prompt, terret-redaction, terret-sessions, " +
-  "terret-store-jsonl, terret-store-memory, terret-store-sqlite, terret-tools, terret-tools-allow, terret-tools-std, terret-ws";
+  "terret-store-jsonl, terret-store-memory, terret-store-sqlite, terret-titler, terret-tools, terret-tools-allow, " +
+  "terret-tools-std, terret-ws";
 
 Deno.test("runDoctor() reports every row's problem without booting or importing unconsented code", async () => {
   const marker = `doctor-${crypto.randomUUID()}`;
@@ -84,6 +86,8 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
     ["ok", "rows", "prompt", "ok (terret-prompt)"],
     ["ok", "rows", "agents", "ok (terret-agents)"],
     ["ok", "rows", "loop", "ok (terret-loop)"],
+    ["ok", "rows", "compaction", "ok (terret-compaction)"],
+    ["ok", "rows", "titles", "ok (terret-titler)"],
     [
       "info",
       "rows",

@@ -1,7 +1,7 @@
 /**
  * Terret's core, the names a plugin author needs: the service keys, the main contracts, the events plugins listen
  * to, and the plugins a host mounts. Each concept has its own entry with its full surface:
- * `@terret/core/sessions`, `/tools`, `/llm`, `/mcp`, `/agents`, `/loop`, `/prompt`, `/redaction`, `/seams` (the
+ * `@terret/core/sessions`, `/tools`, `/llm`, `/mcp`, `/compaction`, `/agents`, `/loop`, `/prompt`, `/redaction`, `/seams` (the
  * seams exec implements) and `/testing` (fakes and builders for tests).
  *
  * @example
@@ -96,3 +96,11 @@ export {
   redactionPlugin,
 } from "./redaction/mod.ts";
 export { mcpPlugin, McpServerState, McpToolsReconciled } from "./mcp/mod.ts";
+export {
+  type Compaction,
+  CompactionKey,
+  CompactionService,
+  type Compactor,
+  CompactorKey,
+} from "./compaction/mod.ts";
+export { Titler, type Titles, TitlesKey } from "./llm/mod.ts";

@@ -13,6 +13,7 @@ import {
   type ServiceKey,
 } from "@terret/hames";
 import { TerretError } from "../errors.ts";
+import { PromptKey } from "../prompt/prompt_assembler.ts";
 import { assertSessionId, SESSION_ID_PATTERN } from "../sessions/envelope.ts";
 import { type Sessions, SessionsKey } from "../sessions/sessions.ts";
 import type { Agent } from "./agent.ts";
@@ -268,7 +269,7 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
       try {
         await sessions.create({
           session_id: sessionId,
-          meta: { ...meta, agent_id: id },
+          meta: { ...meta, agent_id: id, ...this.ctx.maybe(PromptKey)?.creationMeta(this.ctx) },
           ...signalOption,
         });
       } catch (error) {

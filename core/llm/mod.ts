@@ -92,3 +92,14 @@ export {
   type ReplayMatch,
   replayTransport,
 } from "./cassette/replayer.ts";
+export {
+  fallbackTitle,
+  TITLE_INSTRUCTIONS,
+  type TitleOptions,
+  Titler,
+  type Titles,
+  type TitlesConfig,
+  titlesConfig,
+  TitlesKey,
+} from "./titler.ts";
+export { type UtilityAnswer, utilityCall, type UtilityCallOptions } from "./utility_call.ts";

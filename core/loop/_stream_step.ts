@@ -1,5 +1,5 @@
 /**
- * Consuming one model stream: `assistant/chunk` appends as deltas arrive (coalesced), and the assistant message's
+ * Consuming one model stream: `assistant/chunk` appends as deltas arrive (coalesced per event-loop turn, cut only where the scrubbers allow), and the assistant message's
  * parts, tool calls, usage and finish reason collected for the step. Internal to the loop.
  *
  * @module
@@ -24,56 +24,67 @@ export interface StreamedStep {
 }
 
 /**
+ * How much of a run of streamed text may be appended now (the rest is held until more arrives or the run ends):
+ * the sessions service's `safePrefix`, so no cut falls inside a secret a scrubber replaces.
+ */
+export type SafePrefix = (text: string) => number;
+
+/**
  * Buffers streamed deltas into `assistant/chunk` appends.
  *
- * With `wholeRuns` (a scrubber is registered) a run of one kind is appended as one chunk when it ends, so a secret
- * a provider splits across deltas reaches the scrubber whole. Otherwise the deltas that arrive within one event-loop
- * turn (typically one network read) are appended as one chunk, which keeps the log close to live without one
- * append per delta.
+ * The deltas that arrive within one event-loop turn (typically one network read) are appended as one chunk, which
+ * keeps the log close to live without one append per delta. While a scrubber is registered, only the prefix the
+ * scrubbers call safe is appended; the held tail (what could still be the start of a secret) waits for the next
+ * delta or the run's end, so a secret a provider splits across deltas reaches the scrubber whole.
  */
 class ChunkBuffer {
   readonly #appender: Appender;
-  readonly #wholeRuns: boolean;
+  readonly #safePrefix: SafePrefix | undefined;
   #kind: "text" | "thinking" | undefined;
   #text = "";
   #timer: ReturnType<typeof setImmediate> | undefined;
 
-  constructor(appender: Appender, wholeRuns: boolean) {
+  constructor(appender: Appender, safePrefix: SafePrefix | undefined) {
     this.#appender = appender;
-    this.#wholeRuns = wholeRuns;
+    this.#safePrefix = safePrefix;
   }
 
   add(kind: "text" | "thinking", text: string): void {
     if (this.#kind !== kind) this.flush(true);
     this.#kind = kind;
     this.#text += text;
-    if (!this.#wholeRuns && this.#timer === undefined) {
+    if (this.#timer === undefined) {
       this.#timer = setImmediate(() => {
         this.#timer = undefined;
-        this.#write(true);
+        this.#write(true, false);
       });
     }
   }
 
   /**
-   * Ends the current run, appending what is buffered: at once (`now`, mid-stream, so it is live), or queued with
-   * the events that follow the stream (its end: the same burst as the assistant message).
+   * Ends the current run, appending everything buffered (the held tail included): at once (`now`, mid-stream, so
+   * it is live), or queued with the events that follow the stream (its end: the same burst as the assistant
+   * message).
    */
   flush(now: boolean): void {
     if (this.#timer !== undefined) {
       clearImmediate(this.#timer);
       this.#timer = undefined;
     }
-    this.#write(now);
+    this.#write(now, true);
     this.#kind = undefined;
   }
 
-  #write(now: boolean): void {
+  #write(now: boolean, whole: boolean): void {
     if (this.#text === "" || this.#kind === undefined) return;
-    const payload = { kind: this.#kind, text: this.#text };
+    const length = whole || this.#safePrefix === undefined
+      ? this.#text.length
+      : Math.min(this.#text.length, this.#safePrefix(this.#text));
+    if (length <= 0) return;
+    const payload = { kind: this.#kind, text: this.#text.slice(0, length) };
     if (now) this.#appender.appendNow("assistant/chunk", payload);
     else this.#appender.append("assistant/chunk", payload);
-    this.#text = "";
+    this.#text = this.#text.slice(length);
   }
 }
 
@@ -112,14 +123,14 @@ class PartsBuilder {
  *
  * @param events the stream (the `llm/stream` chain's result)
  * @param appender where chunks go
- * @param wholeRuns coalesce each run into one chunk at its end (a scrubber is registered)
+ * @param safePrefix how much of a run may be appended before it ends (`undefined`: all of it, no scrubber)
  */
 export async function consumeStream(
   events: AsyncIterable<StreamEvent>,
   appender: Appender,
-  wholeRuns: boolean,
+  safePrefix: SafePrefix | undefined,
 ): Promise<StreamedStep> {
-  const chunks = new ChunkBuffer(appender, wholeRuns);
+  const chunks = new ChunkBuffer(appender, safePrefix);
   const builder = new PartsBuilder();
   const calls: ToolCallRequest[] = [];
   let usage: Usage = { input_tokens: 0, output_tokens: 0 };

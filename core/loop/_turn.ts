@@ -247,7 +247,7 @@ class Turn {
     const streamed = await consumeStream(
       llm.stream(final.request, { role: final.role, signal, ctx }),
       this.#appender,
-      sessions.scrubbing,
+      sessions.scrubbing ? (text) => sessions.safePrefix(text) : undefined,
     );
     this.#abandonIfStopping();
     this.#stepUsage = streamed.usage;

@@ -42,6 +42,8 @@ export interface AgentStackOptions {
   readonly driverConfig?: unknown;
   /** Context options (default `{mode: "test"}`). */
   readonly context?: CreateContextOptions;
+  /** The `prompt` row's config (default `{}`: no instructions, no environment section). */
+  readonly promptConfig?: unknown;
 }
 
 /** A mounted agent stack. */
@@ -82,7 +84,7 @@ export async function createAgentStack(options: AgentStackOptions = {}): Promise
     if (options.allow !== undefined) {
       ctx.plugin(ToolAllowList, { allow: [...options.allow] }, { id: "tools.allow" });
     }
-    ctx.plugin(PromptAssembler, {}, { id: "prompt" });
+    ctx.plugin(PromptAssembler, options.promptConfig ?? {}, { id: "prompt" });
     ctx.plugin(AgentRegistry, { max_agents: options.maxAgents ?? 128 }, { id: "agents" });
     const driver = options.driver ?? AgentLoop;
     const driverConfig = options.driverConfig ??

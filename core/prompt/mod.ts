@@ -30,3 +30,19 @@ export {
   type PromptSection,
   SECTION_SEPARATOR,
 } from "./prompt_assembler.ts";
+export {
+  currentEnvironment,
+  ENVIRONMENT_META_KEY,
+  ENVIRONMENT_PRIORITY,
+  recordedEnvironment,
+  renderEnvironment,
+  type SessionEnvironment,
+} from "./environment.ts";
+export {
+  type AgentInstructions,
+  INSTRUCTIONS_PRIORITY,
+  instructionsFor,
+  type InstructionsSource,
+  type ResolvedInstructions,
+  resolveInstructions,
+} from "./instructions.ts";

@@ -6,6 +6,7 @@
  */
 import type { SessionEvent } from "../sessions/envelope.ts";
 import type { Sessions, SignalOptions } from "../sessions/sessions.ts";
+import { recordedEnvironment, type SessionEnvironment } from "./environment.ts";
 import type { PersonaAmendedPayload } from "./events.ts";
 
 /** The `session/created` `meta` key holding the initial persona. */
@@ -27,6 +28,8 @@ export interface PersonaState {
   readonly text: string;
   /** Amendments appended since the persona was last set or replaced, oldest first. */
   readonly amendments: readonly string[];
+  /** The environment recorded at session creation (`session/created` `meta.environment`), when one was. */
+  readonly environment?: SessionEnvironment | undefined;
 }
 
 /** The persona of a session with none. */
@@ -36,18 +39,27 @@ export const NO_PERSONA: PersonaState = Object.freeze({ text: "", amendments: Ob
 export function initialPersona(created: SessionEvent): PersonaState {
   const meta = (created.payload as { meta?: Record<string, unknown> } | null)?.meta;
   const text = meta?.[PERSONA_META_KEY];
-  return typeof text === "string" && text !== ""
-    ? Object.freeze({ text, amendments: NO_PERSONA.amendments })
-    : NO_PERSONA;
+  const environment = recordedEnvironment(created);
+  const persona = typeof text === "string" && text !== "" ? text : "";
+  if (persona === "" && environment === undefined) return NO_PERSONA;
+  return Object.freeze({
+    text: persona,
+    amendments: NO_PERSONA.amendments,
+    ...(environment === undefined ? {} : { environment }),
+  });
 }
 
 /** Folds one `persona/amended` event into the state. */
 export function amendedPersona(state: PersonaState, event: SessionEvent): PersonaState {
   const { text, replace } = event.payload as PersonaAmendedPayload;
-  if (replace === true) return Object.freeze({ text, amendments: NO_PERSONA.amendments });
+  const environment = state.environment === undefined ? {} : { environment: state.environment };
+  if (replace === true) {
+    return Object.freeze({ text, amendments: NO_PERSONA.amendments, ...environment });
+  }
   return Object.freeze({
     text: state.text,
     amendments: Object.freeze([...state.amendments, text]),
+    ...environment,
   });
 }
 

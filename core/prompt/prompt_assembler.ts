@@ -18,7 +18,21 @@ import { z } from "zod";
 import type { LlmCapabilities } from "../llm/vocabulary.ts";
 import { SessionProjection } from "../sessions/session_projection.ts";
 import { SessionsKey } from "../sessions/sessions.ts";
+import {
+  currentEnvironment,
+  ENVIRONMENT_META_KEY,
+  ENVIRONMENT_PRIORITY,
+  renderEnvironment,
+} from "./environment.ts";
 import { PersonaAmended } from "./events.ts";
+import {
+  type AgentInstructions,
+  instructionFiles,
+  INSTRUCTIONS_PRIORITY,
+  instructionsFor,
+  instructionsShape,
+  resolveInstructions,
+} from "./instructions.ts";
 import {
   amendedPersona,
   initialPersona,
@@ -106,6 +120,12 @@ export interface Prompt {
   assemble(ctx: Context, input: PromptInput, options?: AssembleOptions): Promise<string>;
   /** The session's persona, folded from its log (`undefined` for an unknown session). */
   persona(sessionId: string, options?: AssembleOptions): Promise<PersonaState | undefined>;
+  /**
+   * What a session created now on `ctx` records in its `session/created` meta for the prompt: `{environment}`
+   * when the row renders the environment section, else nothing. The agent registry merges it into a new session's
+   * meta, so the section's values are fixed for the session's life.
+   */
+  creationMeta(ctx: Context): Readonly<Record<string, unknown>>;
 }
 
 /** The prompt service key. */
@@ -118,6 +138,14 @@ export const PromptKey: ServiceKey<Prompt> = defineService<Prompt>(
 export interface PromptConfig {
   /** The most sessions whose persona is cached at once. */
   readonly cache_sessions: number;
+  /** The system prompt's text for every agent (rendered first). */
+  readonly system?: string | undefined;
+  /** An absolute path to a file holding it instead. */
+  readonly system_file?: string | undefined;
+  /** Per-agent-id-glob overrides, first match wins. */
+  readonly agents: readonly AgentInstructions[];
+  /** Render the environment section (recorded at session creation). */
+  readonly environment: boolean;
 }
 
 /** The `prompt` row's config schema. */
@@ -125,11 +153,17 @@ export const promptConfig: z.ZodType<PromptConfig> = z.strictObject({
   cache_sessions: z.number().int().min(1).default(10_000).describe(
     "Sessions whose persona (session/created meta.persona folded with persona/amended) is cached at once",
   ),
+  ...instructionsShape,
+  environment: z.boolean().default(false).describe(
+    "Render the environment section (working directory, workspace, platform, creation date, sandbox, approvals) " +
+      "from the values recorded in session/created meta.environment; they never change for a session",
+  ),
 }) as z.ZodType<PromptConfig>;
 
 /**
  * The prompt assembler (plugin `terret-prompt`, row `prompt`): registers `persona/amended` with the log and the
- * two persona sections at reserved priorities.
+ * sections at reserved priorities: the deployment's instructions (`system`, `system_file`, per-agent `agents`
+ * overrides; -1), the persona (0), its amendments (1) and the environment recorded at session creation (90).
  */
 export class PromptAssembler extends Service<PromptConfig> implements Prompt {
   /** The plugin name rows use. */
@@ -144,15 +178,17 @@ export class PromptAssembler extends Service<PromptConfig> implements Prompt {
   /** The config schema. */
   static readonly config: z.ZodType<PromptConfig> = promptConfig;
 
-  /** No host permission of its own: it reads the log through the sessions service. */
-  static permissions(): HostPermissions {
-    return {};
+  /** Reads the instruction files it is given; the persona comes from the log through the sessions service. */
+  static permissions(config: PromptConfig): HostPermissions {
+    const files = instructionFiles(config);
+    return files.length === 0 ? {} : { read: files };
   }
 
   readonly #sections = new ScopedCollection<PromptSection, readonly PromptSection[]>(renderOrder);
   #personas: SessionProjection<PersonaState> | undefined;
 
-  override start(): void {
+  override async start(): Promise<void> {
+    const instructions = await resolveInstructions(this.config);
     const sessions = this.ctx.get(SessionsKey);
     sessions.registerEventType(this.ctx, PersonaAmended, { projection: null });
     this.#personas = new SessionProjection<PersonaState>(this.ctx, sessions, {
@@ -172,6 +208,23 @@ export class PromptAssembler extends Service<PromptConfig> implements Prompt {
       priority: PERSONA_AMENDMENTS_PRIORITY,
       render: (env) => renderAmendments(env.persona),
     });
+    if (instructions.default !== "" || instructions.agents.length > 0) {
+      this.#add(this.ctx, {
+        name: "instructions",
+        priority: INSTRUCTIONS_PRIORITY,
+        render: (env) => instructionsFor(instructions, env.agent_id),
+      });
+    }
+    if (this.config.environment) {
+      this.#add(this.ctx, {
+        name: "session.environment",
+        priority: ENVIRONMENT_PRIORITY,
+        render: (env) =>
+          env.persona.environment === undefined
+            ? undefined
+            : renderEnvironment(env.persona.environment),
+      });
+    }
   }
 
   register(owner: Context, section: PromptSection): Disposer {
@@ -201,6 +254,10 @@ export class PromptAssembler extends Service<PromptConfig> implements Prompt {
     ctx: Context = this.ctx,
   ): readonly { readonly name: string; readonly priority: number }[] {
     return this.#collect(ctx).map(({ name, priority }) => ({ name, priority }));
+  }
+
+  creationMeta(ctx: Context): Readonly<Record<string, unknown>> {
+    return this.config.environment ? { [ENVIRONMENT_META_KEY]: currentEnvironment(ctx) } : {};
   }
 
   async persona(

@@ -31,3 +31,9 @@ export {
   type CredentialSource,
   credentialsPlugin,
 } from "./credentials.ts";
+export {
+  literalPrefix,
+  MIN_MARKER_LENGTH,
+  safePrefixLength,
+  type SafePrefixRules,
+} from "./safe_prefix.ts";

@@ -49,6 +49,8 @@ export interface RedactionConfig {
   readonly patterns: readonly string[];
   /** What a secret becomes. */
   readonly replacement: string;
+  /** Trailing characters of streamed text held back while a pattern may still be forming there. */
+  readonly stream_window: number;
 }
 
 /**
@@ -74,6 +76,13 @@ export const redactionConfig: z.ZodType<RedactionConfig> = z.object({
   replacement: z.string().min(1).max(MAX_TOKEN_LENGTH).default(DEFAULT_REDACTION_TOKEN).describe(
     "What a secret becomes. The default uses only [A-Za-z0-9_-] (a redacted tool name stays a function name " +
       "providers accept) and starts with '-' (never itself a valid tool name); no pattern may match it",
+  ),
+  stream_window: z.number().int().min(0).max(65_536).default(64).describe(
+    "Streamed assistant text: how many trailing characters are held back because a secret shape may still be " +
+      "forming there (everything before them is appended at once). Registered secrets hold back only what could " +
+      "start one; a match reaching the end of the text is held while it grows; a pattern with a literal prefix of " +
+      "5+ characters (the PEM block) is held from that prefix until its match completes. Size it to the longest " +
+      "shape that is only recognisable after that many characters and has no such prefix",
   ),
 }) as z.ZodType<RedactionConfig>;
 
@@ -116,6 +125,7 @@ export const redactionPlugin: Plugin<RedactionConfig> = definePlugin({
       apply(scope) {
         scope.get(SessionsKey).registerScrubber(scope, (text) => redactor.redact(text), {
           marker: redactor.token,
+          safePrefix: (text) => redactor.safePrefix(text, config.stream_window),
         });
       },
     }));

@@ -5,6 +5,7 @@
  * @module
  */
 import { TOOL_NAME_PATTERN } from "../tools/tool.ts";
+import { literalPrefix, MIN_MARKER_LENGTH, safePrefixLength } from "./safe_prefix.ts";
 
 /**
  * The default replacement token. Its characters are all in `[A-Za-z0-9_-]`, so a tool name it lands in is still a
@@ -45,6 +46,7 @@ export interface RedactorOptions {
 export class Redactor {
   readonly #token: string;
   readonly #patterns: readonly RegExp[];
+  readonly #markers: readonly string[];
   readonly #literals = new Map<string, number>();
   #literalPattern: RegExp | undefined;
 
@@ -86,6 +88,11 @@ export class Redactor {
       regex.lastIndex = 0;
       return regex;
     }));
+    this.#markers = Object.freeze(
+      (options.patterns ?? []).map(literalPrefix).filter((prefix) =>
+        prefix.length >= MIN_MARKER_LENGTH
+      ),
+    );
   }
 
   /** The replacement token. */
@@ -140,6 +147,20 @@ export class Redactor {
       out = out.replace(pattern, token);
     }
     return out;
+  }
+
+  /**
+   * How much of `text` (a run of streamed text not appended yet) can be appended now without cutting a secret
+   * in two: see {@linkcode safePrefixLength} for what is held back; `window` is how many trailing characters a
+   * pattern may need before it is recognisable.
+   */
+  safePrefix(text: string, window: number): number {
+    return safePrefixLength(text, {
+      literals: [...this.#literals.keys()],
+      patterns: this.#patterns,
+      markers: this.#markers,
+      window,
+    });
   }
 
   /** True when `value` (a string, or any JSON value: every string value and every object key) carries the token. */

@@ -48,6 +48,10 @@ function isOptionalString(value: unknown): boolean {
   return value === undefined || typeof value === "string";
 }
 
+function isOptionalInt(value: unknown, min: number): boolean {
+  return value === undefined || (Number.isSafeInteger(value) && (value as number) >= min);
+}
+
 function isOptionalNumber(value: unknown): boolean {
   return value === undefined || typeof value === "number";
 }
@@ -111,7 +115,12 @@ export const FAST_CHECKS: ReadonlyMap<EventDefinition, FastCheck> = new Map<
 >([
   [SessionCreated, (p) => isObject(p) && (p.meta === undefined || isRecord(p.meta))],
   [SessionTitled, (p) => isObject(p) && typeof p.title === "string"],
-  [SessionCompacted, (p) => isObject(p) && typeof p.summary === "string"],
+  [
+    SessionCompacted,
+    (p) =>
+      isObject(p) && typeof p.summary === "string" && isOptionalInt(p.through_seq, 0) &&
+      isOptionalInt(p.kept_from_seq, 1) && isOptionalInt(p.summarized_messages, 0),
+  ],
   [TurnStart, isRecord],
   [TurnEnd, (p) => isObject(p) && TURN_STATUSES.has(p.status)],
   [StepStart, isRecord],

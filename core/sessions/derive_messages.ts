@@ -50,10 +50,15 @@ export const BUILTIN_PROJECTIONS: ReadonlyMap<string, Projection> = new Map<stri
     });
   }],
   ["session/compacted", (event, history) => {
-    history.length = 0;
-    history.push({
+    // The summary replaces the first `summarized_messages` messages (those projected from events before
+    // `kept_from_seq`); the messages after them are kept. Without the field it replaces the whole history.
+    const { summary, summarized_messages: count } = payloadOf(event);
+    const replaced = typeof count === "number" && Number.isSafeInteger(count) && count >= 0
+      ? Math.min(count, history.length)
+      : history.length;
+    history.splice(0, replaced, {
       role: "user",
-      parts: [{ type: "text", text: payloadOf(event).summary as string }],
+      parts: [{ type: "text", text: summary as string }],
     });
   }],
 ]);

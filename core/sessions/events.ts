@@ -75,11 +75,18 @@ export const SessionTitled: EmitEvent<{ title: string }> = durable(
   z.looseObject({ title: z.string() }),
 );
 
-/** `session/compacted`: a summary that replaces the model history projected before it. */
+/** `session/compacted`: a summary that replaces the model history projected before `kept_from_seq`. */
 export const SessionCompacted: EmitEvent<{ summary: string }> = durable(
   "session/compacted",
-  "History before this event is replaced, in derived model context, by `summary` (a user message).",
-  z.looseObject({ summary: z.string() }),
+  "In derived model context, `summary` (a user message) replaces the first `summarized_messages` messages " +
+    "(those projected from events up to `through_seq`); the messages of events from `kept_from_seq` on are kept. " +
+    "`usage` is the summary call's own. Without `summarized_messages` it replaces the whole history before it.",
+  z.looseObject({
+    summary: z.string(),
+    through_seq: z.number().int().min(0).optional(),
+    kept_from_seq: z.number().int().min(1).optional(),
+    summarized_messages: z.number().int().min(0).optional(),
+  }),
 );
 
 /** `turn/start`. */

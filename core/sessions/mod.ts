@@ -53,7 +53,7 @@ export {
   type Projection,
 } from "./derive_messages.ts";
 export { digestMessages, firstDifference } from "./digest.ts";
-export { rollupUsage, type UsageRollup } from "./usage.ts";
+export { rollupUsage, USAGE_EVENT_TYPES, type UsageRollup } from "./usage.ts";
 export {
   type CommitListener,
   type EventJson,

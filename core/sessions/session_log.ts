@@ -30,7 +30,7 @@ import {
   type Scrubber,
 } from "./normalize_payload.ts";
 import type { EventJson, SessionStore, StoreReadOptions } from "./store.ts";
-import { rollupUsage, type UsageRollup } from "./usage.ts";
+import { rollupUsage, USAGE_EVENT_TYPES, type UsageRollup } from "./usage.ts";
 import type {
   CreateOptions,
   DeriveFromLogOptions,
@@ -79,7 +79,11 @@ export class SessionLog implements Sessions {
   readonly #store: SessionStore;
   readonly #maxBytes: number;
   readonly #bufferLimit: number;
-  readonly #scrubbers: { readonly fn: Scrubber; readonly marker: string | undefined }[] = [];
+  readonly #scrubbers: {
+    readonly fn: Scrubber;
+    readonly marker: string | undefined;
+    readonly safePrefix: ((text: string) => number) | undefined;
+  }[] = [];
   /** The scrubbers' functions, in registration order (rebuilt when one is added or removed). */
   #scrubberFns: readonly Scrubber[] = [];
   readonly #types = new Map<string, EventDefinition>();
@@ -294,7 +298,9 @@ export class SessionLog implements Sessions {
   }
 
   async usage(sessionId: string, options: SignalOptions = {}): Promise<UsageRollup> {
-    return rollupUsage(await this.read(sessionId, { types: ["step/end"], ...signalOf(options) }));
+    return rollupUsage(
+      await this.read(sessionId, { types: USAGE_EVENT_TYPES, ...signalOf(options) }),
+    );
   }
 
   /**
@@ -398,6 +404,16 @@ export class SessionLog implements Sessions {
     return this.#scrubbers.length > 0;
   }
 
+  safePrefix(text: string): number {
+    let cut = text.length;
+    for (const { safePrefix } of this.#scrubbers) {
+      if (safePrefix === undefined) return 0;
+      const own = safePrefix(text);
+      cut = Math.min(cut, Number.isSafeInteger(own) && own > 0 ? own : 0);
+    }
+    return cut;
+  }
+
   redactionMarkers(): readonly string[] {
     const markers = this.#scrubbers.flatMap((entry) =>
       entry.marker === undefined ? [] : [entry.marker]
@@ -413,8 +429,12 @@ export class SessionLog implements Sessions {
     if (marker !== undefined && (typeof marker !== "string" || marker === "")) {
       throw new TypeError("Cannot register a scrubber: its marker must be a non-empty string");
     }
+    const safePrefix = options.safePrefix;
+    if (safePrefix !== undefined && typeof safePrefix !== "function") {
+      throw new TypeError("Cannot register a scrubber: its safePrefix must be a function");
+    }
     return owner.effect(() => {
-      const entry = { fn: scrubber, marker };
+      const entry = { fn: scrubber, marker, safePrefix };
       this.#scrubbers.push(entry);
       this.#scrubberFns = this.#scrubbers.map((each) => each.fn);
       return () => {

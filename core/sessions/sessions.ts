@@ -72,6 +72,12 @@ export interface ScrubberOptions {
    * arguments carry a marker, since the call can no longer be reconstructed.
    */
   readonly marker?: string;
+  /**
+   * For streamed text: the length of the longest prefix of `text` (a run not appended yet) that can be appended
+   * now without cutting in two anything this scrubber replaces. Without it, a streaming producer appends each run
+   * whole when it ends. Contract: pure and fast (it runs per streamed delta); `text.length` when nothing is held.
+   */
+  readonly safePrefix?: (text: string) => number;
 }
 
 /** Options for {@linkcode Sessions.registerEventType}. */
@@ -116,7 +122,7 @@ export interface Sessions {
   streamJson(sessionId: string, options?: StreamOptions): AsyncIterable<readonly EventJson[]>;
   /** Copies events up to `boundary_seq` into a new session, followed by `session/forked`; returns that event. */
   fork(sourceId: string, options: ForkOptions): Promise<SessionEvent>;
-  /** The rollup of every `step/end` usage. */
+  /** The rollup of every `step/end` usage and every utility call's (compaction, title); unknown steps counted. */
   usage(sessionId: string, options?: SignalOptions): Promise<UsageRollup>;
   /** The model history projected from the stored log. */
   deriveMessages(sessionId: string, options?: DeriveFromLogOptions): Promise<Message[]>;
@@ -135,10 +141,17 @@ export interface Sessions {
   /** Adds a scrubber (and the marker it writes) for as long as `owner` lives. */
   registerScrubber(owner: Context, scrubber: Scrubber, options?: ScrubberOptions): Disposer;
   /**
-   * True while any scrubber is registered: a streaming producer must then hand a whole run of text to one append,
-   * since a scrubber only sees one payload at a time and a secret split across two appends would pass it.
+   * True while any scrubber is registered: a streaming producer must then cut a run of text only where
+   * {@linkcode Sessions.safePrefix} allows, since a scrubber only sees one payload at a time and a secret split
+   * across two appends would pass it.
    */
   readonly scrubbing: boolean;
+  /**
+   * How much of a streamed run of text (`text`, not appended yet) can be appended now: `text.length` without
+   * scrubbers, else the least of the scrubbers' `safePrefix` answers (0 when one declared none, so the run is
+   * appended whole at its end). A producer appending the prefix and holding the rest never cuts a secret in two.
+   */
+  safePrefix(text: string): number;
   /** The markers the registered scrubbers declared, in registration order (duplicates removed). */
   redactionMarkers(): readonly string[];
   /** Adds a durable event type (and its projection) for as long as `owner` lives. */

@@ -1,23 +1,43 @@
 /**
- * The usage rollup: a pure fold of every `step/end` a session recorded.
+ * The usage rollup: a pure fold of every `step/end` a session recorded, plus the utility calls (the compactor's
+ * `session/compacted` and the titler's `session/titled` carry their own `usage`), and the steps whose usage is
+ * unknown.
  *
  * @module
  */
 import type { SessionEvent } from "./envelope.ts";
 
-/** What a session's `step/end` events add up to: honestly "what the log recorded", not what a vendor billed. */
+/** The event types the rollup reads. */
+export const USAGE_EVENT_TYPES: readonly string[] = Object.freeze([
+  "step/start",
+  "step/end",
+  "session/compacted",
+  "session/titled",
+]);
+
+/**
+ * What a session's events add up to: honestly "what the log recorded", not what a vendor billed. Token and cost
+ * totals include the utility calls.
+ */
 export interface UsageRollup {
   /** The number of `step/end` events. */
   readonly steps: number;
+  /**
+   * Steps whose usage is unknown (counted as such, never as zero): a step closed as `interrupted` (its process
+   * died before `step/end`, and resume closed it), or one opened by `step/start` and never closed.
+   */
+  readonly unknown_steps: number;
+  /** Utility model calls recorded (a compaction's summary, a title), their usage included in the totals. */
+  readonly utility_calls: number;
   readonly input_tokens: number;
   readonly output_tokens: number;
   readonly cached_tokens: number;
-  /** The summed cost of the steps that reported one; `null` when none did. */
+  /** The summed cost of the calls that reported one; `null` when none did. */
   readonly cost: number | null;
 }
 
 /**
- * Sums the usage of every `step/end` event (other events are ignored).
+ * Sums the usage of every `step/end` event and every utility call (other events are ignored).
  *
  * @example
  * ```ts
@@ -27,22 +47,52 @@ export interface UsageRollup {
  * const rollup = rollupUsage([
  *   { id: "a", session_id: "s", seq: 1, at, type: "step/end", payload: { usage, finish_reason: "stop" }, parent_id: null },
  * ]);
- * console.log(rollup); // { steps: 1, input_tokens: 10, output_tokens: 2, cached_tokens: 0, cost: 0.5 }
+ * console.log(rollup);
+ * // { steps: 1, unknown_steps: 0, utility_calls: 0, input_tokens: 10, output_tokens: 2, cached_tokens: 0, cost: 0.5 }
  * ```
  */
 export function rollupUsage(events: Iterable<SessionEvent>): UsageRollup {
-  let steps = 0, input = 0, output = 0, cached = 0;
+  let steps = 0, unknown = 0, utility = 0, input = 0, output = 0, cached = 0;
   let cost: number | null = null;
-  for (const event of events) {
-    if (event.type !== "step/end") continue;
-    const usage = (event.payload as { usage?: Record<string, unknown> }).usage ?? {};
-    steps++;
+  let open = false;
+  const add = (usage: Record<string, unknown>): void => {
     input += numberOr0(usage.input_tokens);
     output += numberOr0(usage.output_tokens);
     cached += numberOr0(usage.cached_tokens);
     if (typeof usage.cost === "number") cost = (cost ?? 0) + usage.cost;
+  };
+  for (const event of events) {
+    const payload = event.payload as { usage?: Record<string, unknown>; finish_reason?: unknown };
+    switch (event.type) {
+      case "step/start":
+        if (open) unknown++;
+        open = true;
+        break;
+      case "step/end":
+        open = false;
+        steps++;
+        if (payload.finish_reason === "interrupted") unknown++;
+        else add(payload.usage ?? {});
+        break;
+      case "session/compacted":
+      case "session/titled":
+        if (typeof payload.usage === "object" && payload.usage !== null) {
+          utility++;
+          add(payload.usage);
+        }
+        break;
+    }
   }
-  return { steps, input_tokens: input, output_tokens: output, cached_tokens: cached, cost };
+  if (open) unknown++;
+  return {
+    steps,
+    unknown_steps: unknown,
+    utility_calls: utility,
+    input_tokens: input,
+    output_tokens: output,
+    cached_tokens: cached,
+    cost,
+  };
 }
 
 function numberOr0(value: unknown): number {

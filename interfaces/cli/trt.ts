@@ -18,6 +18,7 @@ import {
 } from "@terret/terret";
 import { type FlagSpec, parseArgs, type ParsedArgs, renderHelp, UsageError } from "./cli_args.ts";
 import { doctorVerb, dumpConfigVerb, permissionsVerb } from "./inspect.ts";
+import { usageVerb } from "./usage.ts";
 import { serveVerb } from "./serve.ts";
 import type { PluginLike } from "@terret/hames";
 
@@ -144,6 +145,21 @@ const VERBS: Readonly<Record<string, Verb>> = {
       },
     ],
     run: permissionsVerb,
+  },
+  usage: {
+    summary:
+      "Print each session's title and usage: tokens, cached tokens, cost, utility calls, unknown steps.",
+    details: [
+      "Reads the profile's session store (rows sessions.store and sessions) without booting the rest.",
+      "Utility calls (compaction summaries, titles) are included; a step that died before step/end is",
+      "counted as unknown, not as zero.",
+    ],
+    flags: [
+      ...PROFILE_FLAGS,
+      { name: "session", kind: "string", value: "ID", help: "only this session" },
+      { name: "json", kind: "boolean", help: "print JSON: [{session_id, title, head_seq, usage}]" },
+    ],
+    run: usageVerb,
   },
   acp: {
     summary: "Serve the profile to an editor over the Agent Client Protocol on stdio.",

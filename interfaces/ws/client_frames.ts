@@ -31,6 +31,17 @@ export type ClientFrame =
     readonly request_id: string;
     readonly decision: "allow" | "deny";
     readonly reason: string | undefined;
+  }
+  | {
+    readonly type: "set_persona";
+    readonly ref: FrameRef | null;
+    readonly content: string;
+    readonly replace: boolean;
+  }
+  | {
+    readonly type: "compact";
+    readonly ref: FrameRef | null;
+    readonly instructions: string | undefined;
   };
 
 /** The error codes of the protocol (docs/protocol.md §5, "Errors"). */
@@ -61,6 +72,8 @@ export const CLIENT_FRAME_TYPES: readonly ClientFrame["type"][] = Object.freeze(
   "cancel",
   "set_policy",
   "approve",
+  "set_persona",
+  "compact",
 ]);
 
 /** Most allow-list patterns one `set_policy` may carry. */
@@ -69,6 +82,10 @@ export const MAX_POLICY_PATTERNS = 256;
 export const MAX_PATTERN_LENGTH = 256;
 /** Longest `reason`. */
 export const MAX_REASON_LENGTH = 1024;
+/** Longest `set_persona` content, in characters. */
+export const MAX_PERSONA_LENGTH = 65_536;
+/** Longest `compact` instructions, in characters. */
+export const MAX_COMPACT_INSTRUCTIONS = 4096;
 /** Longest string `ref`. */
 export const MAX_REF_LENGTH = 128;
 
@@ -79,6 +96,8 @@ const FIELDS: Readonly<Record<ClientFrame["type"], readonly string[]>> = {
   cancel: ["type", "ref", "reason"],
   set_policy: ["type", "ref", "allow"],
   approve: ["type", "ref", "request_id", "decision", "reason"],
+  set_persona: ["type", "ref", "content", "replace"],
+  compact: ["type", "ref", "instructions"],
 };
 
 class Refused extends Error {
@@ -204,6 +223,34 @@ function readFrame(
         decision,
         reason: readReason(frame.reason),
       };
+    }
+    case "set_persona": {
+      const content = required(frame, "content");
+      if (typeof content !== "string" || content.length > MAX_PERSONA_LENGTH) {
+        throw invalid(`"content" must be a string of at most ${MAX_PERSONA_LENGTH} characters`);
+      }
+      const replace = frame.replace ?? false;
+      if (typeof replace !== "boolean") {
+        throw invalid(`"replace" must be a boolean, got ${JSON.stringify(replace)}`);
+      }
+      if (content === "" && !replace) {
+        throw invalid(
+          `"content" must not be empty unless "replace" is true (which clears the persona)`,
+        );
+      }
+      return { type: kind, ref, content, replace };
+    }
+    case "compact": {
+      const instructions = frame.instructions;
+      if (
+        instructions !== undefined &&
+        (typeof instructions !== "string" || instructions.length > MAX_COMPACT_INSTRUCTIONS)
+      ) {
+        throw invalid(
+          `"instructions" must be a string of at most ${MAX_COMPACT_INSTRUCTIONS} characters`,
+        );
+      }
+      return { type: kind, ref, instructions };
     }
   }
 }

@@ -6,7 +6,8 @@
  * @module
  */
 import type { Logger } from "@terret/hames";
-import { CORE_ERRORS, type Sessions } from "@terret/core";
+import { type Compaction, CORE_ERRORS, type Sessions } from "@terret/core";
+import { amendPersona } from "@terret/core/prompt";
 import type { EventJson } from "@terret/core/sessions";
 import type { AgentLink } from "./agent_gateway.ts";
 import {
@@ -51,6 +52,8 @@ export interface EventFrame {
 /** What a connection needs from its server. */
 export interface ConnectionHost {
   readonly sessions: Sessions;
+  /** The compaction service, when a `compaction` row is mounted. */
+  compaction(): Compaction | undefined;
   /** Counts (`true`) or forgets (`false`) the connection as a subscriber of its session. */
   tail(connection: Connection, on: boolean): void;
   /** The live config (limits are read on every use, so a reconfigure applies at once). */
@@ -240,6 +243,28 @@ export class Connection {
             payload: { allow: frame.allow },
           });
         });
+      case "set_persona":
+        return await this.#call(frame.ref, "amend the persona", async () => {
+          await amendPersona(this.#host.sessions, this.sessionId, {
+            text: frame.content,
+            replace: frame.replace,
+          });
+        });
+      case "compact": {
+        const compaction = this.#host.compaction();
+        if (compaction === undefined) {
+          return this.#refuse({
+            ref: frame.ref,
+            code: "not_supported",
+            message: "Cannot compact the session: no compaction row is mounted on this server",
+          });
+        }
+        // The summary is a model call: answered when it is durable, without holding up the frames after it.
+        void this.#call(frame.ref, "compact the session", async () => {
+          await compaction.compact(this.sessionId, { instructions: frame.instructions });
+        });
+        return;
+      }
       case "approve":
         return this.#refuse({
           ref: frame.ref,

@@ -6,7 +6,7 @@
  * @module
  */
 import type { Context, Logger } from "@terret/hames";
-import type { Sessions } from "@terret/core";
+import { CompactionKey, type Sessions } from "@terret/core";
 import type { EventJson } from "@terret/core/sessions";
 import type { AgentGateway, AgentLink } from "./agent_gateway.ts";
 import { presentedToken, SUBPROTOCOL, TokenGate } from "./auth.ts";
@@ -111,6 +111,7 @@ export class WsServer implements AsyncDisposable {
     }));
     this.#host = {
       sessions: options.sessions,
+      compaction: () => options.ctx?.maybe(CompactionKey),
       tail: (connection, on) => {
         let set = this.#tails.get(connection.sessionId);
         if (on) {

@@ -387,6 +387,8 @@ export function runSessionStoreConformance(
     assert.deepStrictEqual(await log.deriveMessages("s", { upto: 6 }), messages.slice(0, 2));
     assert.deepStrictEqual(await log.usage("s"), {
       steps: 2,
+      unknown_steps: 0,
+      utility_calls: 0,
       input_tokens: 320,
       output_tokens: 35,
       cached_tokens: 100,

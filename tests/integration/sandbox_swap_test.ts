@@ -67,6 +67,8 @@ Deno.test({
       "prompt=terret-prompt",
       "agents=terret-agents",
       "loop=terret-loop",
+      "compaction=terret-compaction",
+      "titles=terret-titler",
     ];
     assert.deepStrictEqual(mounted, [rows("sandbox-none"), rows("sandbox-docker")]);
 

@@ -58,7 +58,7 @@ Deno.test("the no-key demo: a recorded tool-using turn served and watched by the
     ]);
     assert.deepStrictEqual(lines, [
       "-- connected to demo (session demo, head 1)",
-      '#1 session/created   {"meta":{"agent_id":"demo"}}',
+      `#1 session/created   ${createdMeta()}`,
       '#2 turn/start        {"agent_id":"demo"}',
       '#3 step/start        {"step":1}',
       "#4 user/message      What is on my list? It is in /tmp/terret-demo/notes.txt.",
@@ -185,3 +185,21 @@ Deno.test("the example orchestrator reconnects after a restart and subscribes fr
   }
   assert.deepStrictEqual(lines.slice(-2), ["-- connected to demo (session demo, head 14)", ""]);
 });
+
+/** The demo session's `session/created` payload as the orchestrator prints it (cut at 160 characters). */
+function createdMeta(): string {
+  const text = JSON.stringify({
+    meta: {
+      agent_id: "demo",
+      environment: {
+        cwd: "/tmp/terret-demo",
+        workdirs: ["/tmp/terret-demo"],
+        platform: Deno.build.os,
+        sandbox: "docker",
+        isolated: true,
+        approvals: false,
+      },
+    },
+  });
+  return text.length > 160 ? `${text.slice(0, 160)}…` : text;
+}

@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { DEFAULT_REDACTION_PATTERNS } from "./redaction_plugin.ts";
+import { Redactor } from "./redactor.ts";
+import { literalPrefix, safePrefixLength } from "./safe_prefix.ts";
+
+const LITERAL = "hunter2-correct-horse";
+const KEY = "sk-or-v1-0123456789abcdefABCDEF";
+const PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nIBAAKC\n-----END RSA PRIVATE KEY-----";
+
+/** Streams `deltas` the way the loop does: after each, the safe prefix is appended (scrubbed), the rest held. */
+function stream(redactor: Redactor, deltas: readonly string[], window: number): string[] {
+  const chunks: string[] = [];
+  let held = "";
+  for (const delta of deltas) {
+    held += delta;
+    const cut = redactor.safePrefix(held, window);
+    if (cut > 0) {
+      chunks.push(redactor.redact(held.slice(0, cut)));
+      held = held.slice(cut);
+    }
+  }
+  if (held !== "") chunks.push(redactor.redact(held));
+  return chunks;
+}
+
+function redactorWithLiteral(): Redactor {
+  const redactor = new Redactor({ patterns: [...DEFAULT_REDACTION_PATTERNS] });
+  redactor.addLiteral(LITERAL);
+  return redactor;
+}
+
+Deno.test("safePrefix() never cuts a literal, a pattern match or a PEM block, split into three deltas anywhere", () => {
+  const redactor = redactorWithLiteral();
+  const text = `intro ${"word ".repeat(6)}${LITERAL} mid ${KEY} then ${PEM} done ${
+    "end ".repeat(5)
+  }`;
+  const expected = redactor.redact(text);
+  assert.equal(
+    expected.includes("hunter2") || expected.includes("sk-or") || expected.includes("MIIE"),
+    false,
+  );
+  let cases = 0;
+  for (let i = 1; i < text.length; i += 1) {
+    for (let j = i + 1; j < text.length; j += 3) {
+      const chunks = stream(redactor, [text.slice(0, i), text.slice(i, j), text.slice(j)], 40);
+      assert.equal(chunks.join(""), expected, `split at ${i} and ${j}`);
+      cases++;
+    }
+  }
+  assert.ok(cases > 5_000);
+});
+
+Deno.test("safePrefix() with no window still holds what could start a registered literal, split anywhere", () => {
+  const redactor = new Redactor();
+  redactor.addLiteral(LITERAL);
+  const text = `a ${LITERAL} b ${LITERAL.slice(0, 9)} c ${LITERAL}`;
+  const expected = redactor.redact(text);
+  for (let i = 1; i < text.length; i++) {
+    for (let j = i + 1; j < text.length; j++) {
+      const chunks = stream(redactor, [text.slice(0, i), text.slice(i, j), text.slice(j)], 0);
+      assert.equal(chunks.join(""), expected, `split at ${i} and ${j}`);
+    }
+  }
+});
+
+Deno.test("safePrefix() emits everything before the held tail at once: a long reply streams in many chunks", () => {
+  const redactor = redactorWithLiteral();
+  const deltas = Array.from({ length: 40 }, (_, i) => `delta ${String(i).padStart(2, "0")} `);
+  const chunks = stream(redactor, deltas, 64);
+  // 40 deltas of 9 characters with a 64-character window: the first 7 fill the window, then each delta releases
+  // one, and the run's end releases the held window.
+  assert.equal(chunks.length, 40 - 7 + 1);
+  assert.equal(chunks.join(""), deltas.join(""));
+  assert.equal(chunks.at(-1)!.length, 64);
+});
+
+Deno.test("safePrefixLength() holds only what could start a literal, and a match that may still grow", () => {
+  const rules = { literals: [LITERAL], patterns: [/sk-[a-z0-9]{4,}/g], markers: [], window: 0 };
+  assert.equal(safePrefixLength("plain text", rules), 10);
+  assert.equal(safePrefixLength("say hunt", rules), 4);
+  assert.equal(safePrefixLength("say hunter2-x", rules), 13);
+  assert.equal(safePrefixLength("key sk-abcd", rules), 4);
+  assert.equal(safePrefixLength("key sk-abcd and", rules), 15);
+  // A surrogate pair is never split.
+  assert.equal(safePrefixLength("a😀", { ...rules, window: 1 }), 1);
+});
+
+Deno.test("literalPrefix() reads a pattern's leading literal characters", () => {
+  assert.deepStrictEqual(DEFAULT_REDACTION_PATTERNS.map(literalPrefix), [
+    "sk-",
+    "gh",
+    "github_pat_",
+    "AKIA",
+    "xox",
+    "AIza",
+    "-----BEGIN ",
+  ]);
+  assert.equal(literalPrefix("abc+d"), "ab");
+  assert.equal(literalPrefix("a\\.b\\d"), "a.b");
+});
