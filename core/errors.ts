@@ -26,6 +26,9 @@ export const CORE_ERROR_CODES = {
   AgentsStopped: "The agents service is stopping or stopped and takes no new agents",
   CassetteInvalid: "A cassette file is not a well-formed cassette",
   CassetteMismatch: "A replayed model request differs from the recorded one",
+  CompactionFailed:
+    "A session could not be compacted (its summary call failed or returned nothing)",
+  InstructionsUnreadable: "The file a prompt row names as its system prompt cannot be read",
   InvalidAgentId: "An agent id does not match the session id pattern",
   InvalidBoundary: "A fork boundary is outside the source session or splits a turn",
   InvalidPayload: "An event payload is not JSON, not valid UTF-8, or breaks its type's schema",
@@ -54,6 +57,7 @@ export const CORE_ERROR_CODES = {
   ToolNameClash: "Two MCP tools sanitise to the same registered name",
   TurnCancelled: "The abort reason of a turn cancelled by `agent.cancel`",
   UnknownEventType: "An append used an event type no plugin registered",
+  UtilityCallFailed: "A utility model call (a summary or a title) failed or returned no text",
 } as const;
 
 /** A code core throws, or one of the kernel's. */

@@ -11,8 +11,8 @@ import {
   type HostPermissions,
   Service,
   type ServiceKey,
-  TerretError,
 } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { z } from "zod";
 import { Llm } from "../llm/llm_registry.ts";
 import type { ModelRole, Usage } from "../llm/vocabulary.ts";

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { type Context, TerretError } from "@terret/hames";
+import type { Context } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import type { LlmRegistry } from "./llm_registry.ts";
 import type { LlmRequest, ModelRole, Usage } from "./vocabulary.ts";
 

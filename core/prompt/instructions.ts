@@ -5,7 +5,7 @@
  * @module
  */
 import { isAbsolute } from "node:path";
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { z } from "zod";
 import { fnmatch } from "../tools/fnmatch.ts";
 
@@ -58,7 +58,7 @@ export interface ResolvedInstructions {
 /**
  * Reads the instructions' files (once, when the row mounts).
  *
- * @throws {TerretError} `InvalidConfig` for a source with both `system` and `system_file` or a relative path,
+ * @throws {TerretError} `ConfigInvalid` for a source with both `system` and `system_file` or a relative path,
  *   `InstructionsUnreadable` for a file that cannot be read
  */
 export async function resolveInstructions(
@@ -92,7 +92,7 @@ export function instructionFiles(
 async function textOf(entry: InstructionsSource, where: string): Promise<string> {
   if (entry.system !== undefined && entry.system_file !== undefined) {
     throw new TerretError(
-      "InvalidConfig",
+      "ConfigInvalid",
       `Cannot read the instructions of ${where}: set system or system_file, not both`,
     );
   }
@@ -100,7 +100,7 @@ async function textOf(entry: InstructionsSource, where: string): Promise<string>
   const path = entry.system_file;
   if (!isAbsolute(path)) {
     throw new TerretError(
-      "InvalidConfig",
+      "ConfigInvalid",
       `Cannot read the instructions of ${where} from "${path}": system_file must be an absolute path`,
     );
   }
