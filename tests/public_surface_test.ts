@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import * as core from "@terret/core";
 import * as coreAgents from "@terret/core/agents";
+import * as coreCompaction from "@terret/core/compaction";
 import * as coreLlm from "@terret/core/llm";
 import * as coreLoop from "@terret/core/loop";
 import * as coreMcp from "@terret/core/mcp";
@@ -23,6 +24,7 @@ import * as execTools from "@terret/exec/tools";
 const ENTRIES: Readonly<Record<string, Record<string, unknown>>> = {
   "@terret/core": core,
   "@terret/core/agents": coreAgents,
+  "@terret/core/compaction": coreCompaction,
   "@terret/core/llm": coreLlm,
   "@terret/core/loop": coreLoop,
   "@terret/core/mcp": coreMcp,
@@ -71,6 +73,9 @@ Deno.test("core's and exec's `.` hold the runtime names a plugin author needs, a
     "AgentsKey",
     "CORE_ERRORS",
     "CORE_ERROR_CODES",
+    "CompactionKey",
+    "CompactionService",
+    "CompactorKey",
     "CredentialsKey",
     "Llm",
     "LlmRegistry",
@@ -87,6 +92,8 @@ Deno.test("core's and exec's `.` hold the runtime names a plugin author needs, a
     "SessionStoreKey",
     "SessionsKey",
     "SubprocessKey",
+    "Titler",
+    "TitlesKey",
     "ToolAllowList",
     "ToolPolicyKey",
     "ToolRegistry",

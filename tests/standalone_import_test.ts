@@ -95,6 +95,7 @@ Deno.test("core type-checks and runs through each of its entries with nothing bu
       "./tools",
       "./llm",
       "./mcp",
+      "./compaction",
       "./agents",
       "./loop",
       "./prompt",

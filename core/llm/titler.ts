@@ -209,7 +209,7 @@ function textOf(content: unknown): string {
  *
  * @example
  * ```ts
- * import { fallbackTitle } from "@terret/core";
+ * import { fallbackTitle } from "@terret/core/llm";
  * console.log(fallbackTitle("Fix the   flaky test\nin the ws suite, please", 20)); // "Fix the flaky test i"
  * ```
  */

@@ -81,7 +81,7 @@ export function recordedEnvironment(created: SessionEvent): SessionEnvironment |
  *
  * @example
  * ```ts
- * import { renderEnvironment } from "@terret/core";
+ * import { renderEnvironment } from "@terret/core/prompt";
  * console.log(renderEnvironment({
  *   cwd: "/srv/w", workdirs: ["/srv/w"], platform: "linux", date: "2026-01-02",
  *   sandbox: "docker", isolated: true, approvals: false,

@@ -39,7 +39,7 @@ export const MIN_MARKER_LENGTH = 5;
  *
  * @example
  * ```ts
- * import { safePrefixLength } from "@terret/core";
+ * import { safePrefixLength } from "@terret/core/redaction";
  * const rules = { literals: ["hunter2hunter2"], patterns: [], markers: [], window: 0 };
  * console.log(safePrefixLength("say hunter", rules)); // 4: "hunter" may start the secret
  * console.log(safePrefixLength("say hello", rules)); // 9

@@ -28,6 +28,9 @@ Deno.test("a row deleted from session_events: trt serve sends log_unreadable nam
       "    plugin: terret-llm-replayer",
       "    after: llm.main",
       `    config: { path: ${fileURLToPath(CASSETTES.plainText)}, match: sequence }`,
+      // The cassette records the turns only: no title call.
+      "  - id: titles",
+      "    config: { auto: false }",
       "  - id: interfaces.ws",
       "    config: { port: 0, token_file: ws/token, dir: !setting terret.home }",
       "",
