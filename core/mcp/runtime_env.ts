@@ -12,7 +12,7 @@ import type { Logger } from "@terret/hames";
  * - `DENO_DIR`: Deno's cache (a `deno run npm:…` server finds the packages fetched there);
  * - `DENO_CERT`, `SSL_CERT_FILE`, `SSL_CERT_DIR`, `NODE_EXTRA_CA_CERTS`: CAs to trust (a TLS-intercepting proxy's);
  * - `NPM_CONFIG_REGISTRY`: the npm registry (a mirror);
- * - `HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY` and their lowercase forms: the proxy, and the hosts that bypass it.
+ * - `HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`: the proxy, and the hosts that bypass it.
  *
  * A URL-valued variable (the proxies and the registry) whose value carries credentials (`user:pass@`) is not
  * inherited: a row that means to hand them to the server says so in its `env`
@@ -28,18 +28,9 @@ export const MCP_RUNTIME_ENV: readonly string[] = Object.freeze([
   "HTTPS_PROXY",
   "HTTP_PROXY",
   "NO_PROXY",
-  "https_proxy",
-  "http_proxy",
-  "no_proxy",
 ]);
 
-const URL_VALUED = new Set([
-  "NPM_CONFIG_REGISTRY",
-  "HTTPS_PROXY",
-  "HTTP_PROXY",
-  "https_proxy",
-  "http_proxy",
-]);
+const URL_VALUED = new Set(["NPM_CONFIG_REGISTRY", "HTTPS_PROXY", "HTTP_PROXY"]);
 
 /**
  * The inherited part of a stdio server's environment: each of `names` that is set on the host, except a URL that

@@ -10,7 +10,7 @@ Deno.test("inheritedEnv() passes the set runtime variables and withholds a URL t
     SSL_CERT_FILE: "/etc/ssl/proxy-ca.pem",
     NPM_CONFIG_REGISTRY: "https://npm.mirror.example/",
     HTTPS_PROXY: "http://user:s3cret@proxy.example:3128",
-    http_proxy: "http://proxy.example:3128",
+    HTTP_PROXY: "http://proxy.example:3128",
     NO_PROXY: "127.0.0.1,localhost",
     OPENROUTER_API_KEY: "sk-or-never",
   };
@@ -20,8 +20,8 @@ Deno.test("inheritedEnv() passes the set runtime variables and withholds a URL t
     DENO_DIR: "/cache/deno",
     SSL_CERT_FILE: "/etc/ssl/proxy-ca.pem",
     NPM_CONFIG_REGISTRY: "https://npm.mirror.example/",
+    HTTP_PROXY: "http://proxy.example:3128",
     NO_PROXY: "127.0.0.1,localhost",
-    http_proxy: "http://proxy.example:3128",
   });
   assert.deepStrictEqual(logger.records.map((record) => [record.level, record.message]), [[
     "warn",

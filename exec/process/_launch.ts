@@ -81,7 +81,8 @@ export async function launchPiped(
  * a program that closes its terminal on the way out (every program does, right before it exits) makes the master
  * read fail with EIO; node-pty then closes the master, and the kernel hangs the terminal up and sends SIGHUP to its
  * session: a program preempted between its last `close` and its exit was reported as killed by SIGHUP (code 129)
- * instead of its own status. With the hold, the master stays open until node-pty has seen the program reaped.
+ * instead of its own status. With the hold, the master stays open until node-pty has seen the program reaped;
+ * the price is that node-pty then reports the exit after its socket timeout (200 ms) instead of at the EIO.
  */
 export async function launchPty(
   sandbox: Sandbox,

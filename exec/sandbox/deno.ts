@@ -95,7 +95,11 @@ export class DenoSandbox implements Sandbox {
   async wrap(argv: readonly string[], options: WrapOptions): Promise<WrappedCommand> {
     checkArgv(argv);
     const env = checkEnv(options.env);
-    const refused = Object.keys(env).find((name) => RUNTIME_ENV.test(name));
+    // A runtime variable is the operator's: refused unless it carries the host's own value (which the runtime
+    // gets anyway), so a caller forwarding the host's DENO_DIR or proxy is not taken for a program steering it.
+    const refused = Object.keys(env).find((name) =>
+      RUNTIME_ENV.test(name) && env[name] !== hostEnv(name)
+    );
     if (refused !== undefined) {
       throw new TerretError(
         "Denied",

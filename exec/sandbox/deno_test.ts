@@ -171,6 +171,28 @@ Deno.test("DenoSandbox refuses what it cannot contain", async () => {
   );
 });
 
+Deno.test("a runtime variable that carries the host's own value is accepted; any other value is refused", async () => {
+  await using t = await tree();
+  const sandbox = new DenoSandbox({ dirs: [t.ws] });
+  // A DENO_-prefixed name Deno itself does not read, so setting it on this process changes nothing else.
+  Deno.env.set("DENO_TERRET_TEST_MARK", "host");
+  try {
+    const forwarded = await sandbox.wrap(["main.ts"], {
+      cwd: t.ws,
+      env: { DENO_TERRET_TEST_MARK: "host" },
+    });
+    assert.equal(forwarded.env.DENO_TERRET_TEST_MARK, "host");
+    assert.equal(
+      await deniedMessage(
+        sandbox.wrap(["main.ts"], { cwd: t.ws, env: { DENO_TERRET_TEST_MARK: "program" } }),
+      ),
+      'Cannot run "main.ts" in the deno sandbox: the environment variable "DENO_TERRET_TEST_MARK" steers the runtime',
+    );
+  } finally {
+    Deno.env.delete("DENO_TERRET_TEST_MARK");
+  }
+});
+
 Deno.test("a Deno program's static imports are permission-checked through the bootstrap", async () => {
   await using t = await tree();
   await Deno.writeTextFile(`${t.root}/outside/secret.json`, '{"secret":"s3"}');
