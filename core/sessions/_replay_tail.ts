@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import type { SessionEvent } from "./envelope.ts";
 import type { LiveFeed } from "./_live_feed.ts";
 
