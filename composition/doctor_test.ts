@@ -6,7 +6,8 @@ import { resolveProfile } from "./resolve.ts";
 
 const BASE = fileURLToPath(new URL("../bundles/base.yml", import.meta.url));
 /** The core's built-in plugin names, as an unknown-plugin error lists them (sorted among the others). */
-const CORE_PLUGINS = "terret-agents, terret-credentials, terret-llm, terret-llm-openrouter, " +
+const CORE_PLUGINS =
+  "terret-agents, terret-approvals, terret-credentials, terret-llm, terret-llm-openrouter, " +
   "terret-llm-recorder, terret-llm-replayer, terret-loop, terret-mcp, terret-prompt, terret-redaction, terret-sessions, " +
   "terret-store-jsonl, terret-store-memory, terret-store-sqlite, terret-tools, terret-tools-allow, terret-tools-std, terret-ws";
 
@@ -84,12 +85,7 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
     ["ok", "rows", "prompt", "ok (terret-prompt)"],
     ["ok", "rows", "agents", "ok (terret-agents)"],
     ["ok", "rows", "loop", "ok (terret-loop)"],
-    [
-      "info",
-      "rows",
-      "approvals",
-      'disabled; its plugin "terret-approvals" is not available in this build',
-    ],
+    ["ok", "rows", "approvals", "ok (terret-approvals)"],
     ["ok", "rows", "interfaces.ws", "ok (terret-ws)"],
     [
       "error",

@@ -118,6 +118,7 @@ export {
   type SessionEvent,
 } from "./sessions/envelope.ts";
 export {
+  type ApprovalAnswerer,
   ApprovalRequested,
   ApprovalResolved,
   AssistantChunk,
@@ -265,6 +266,40 @@ export {
   ToolsKey,
   type VisibleOptions,
 } from "./tools/tool_registry.ts";
+export {
+  type ApprovalGate,
+  ApprovalGateKey,
+  type GateCall,
+  type GateVerdict,
+  noApprovalsDenial,
+  type ReviewOptions,
+} from "./tools/approval_gate.ts";
+export { type ApprovalClock, ApprovalClockKey, SYSTEM_CLOCK } from "./approvals/approval_clock.ts";
+export { ApprovalsKey, ApprovalsService } from "./approvals/approvals.ts";
+export type {
+  AnswerInput,
+  Approvals,
+  ApprovalStance,
+  GateDecision,
+} from "./approvals/approvals_api.ts";
+export {
+  APPROVAL_STATE_TYPES,
+  type ApprovalRequest,
+  type ApprovalState,
+  type ApprovalVerdict,
+  foldApprovalState,
+  initialApprovalState,
+} from "./approvals/approval_state.ts";
+export { type ApprovalsConfig, approvalsConfig, durationMs } from "./approvals/approvals_config.ts";
+export { type BashCommand, bashPieces, readBashCommand } from "./approvals/bash_command.ts";
+export {
+  denyMatches,
+  parseRule,
+  type PermissionRule,
+  type RuleCall,
+  ruleMatches,
+} from "./approvals/permission_rule.ts";
+export { rememberRule } from "./approvals/remember_rule.ts";
 export {
   PersonaAmended,
   type PersonaAmendedPayload,

@@ -80,10 +80,9 @@ Deno.test("trt serve keeps running until SIGTERM, says it has no model key and w
   assert.equal(status.code, 0);
   const port = /ws:\/\/127\.0\.0\.1:(\d+)\//.exec(out)?.[1];
   assert.deepStrictEqual(out.split("\n"), [
-    'trt serve: booted profile "headless" (shipped template): 19 of 20 rows mounted (workspace, credentials, ' +
+    'trt serve: booted profile "headless" (shipped template): 20 of 20 rows mounted (workspace, credentials, ' +
     "redaction, sessions.store, sessions, llm, llm.main, fs, sandbox, subprocess, shell, terminals, tools, " +
-    "tools.std, tools.allow, prompt, agents, loop, interfaces.ws)",
-    "trt serve: disabled rows: approvals",
+    "tools.std, tools.allow, prompt, agents, loop, approvals, interfaces.ws)",
     "trt serve: serving through interfaces.ws",
     `trt serve: the WebSocket event stream is at ws://127.0.0.1:${port}/v1/agents/<agent_id>/stream (row interfaces.ws, docs/protocol.md)`,
     "trt serve: clients authenticate with the token in $TERRET_TOKEN",

@@ -16,6 +16,7 @@ import {
 import { z } from "zod";
 import type { ToolSchema } from "../llm/vocabulary.ts";
 import { ToolPolicyKey } from "./allow_list.ts";
+import { ApprovalGateKey } from "./approval_gate.ts";
 import { ToolsCollect } from "./events.ts";
 import { DEFAULT_MAX_OUTPUT_BYTES, MIN_MAX_OUTPUT_BYTES } from "./output_cap.ts";
 import { type PipelineHost, runPipeline } from "./_pipeline.ts";
@@ -243,6 +244,7 @@ export class ToolRegistry extends Service<ToolsConfig> implements Tools {
     return {
       lookup: (ctx, name) => this.#view(ctx).byName.get(name)?.compiled,
       policy: () => this.ctx.maybe(ToolPolicyKey),
+      gate: () => this.ctx.maybe(ApprovalGateKey),
       maxOutputBytes: this.config.max_output_bytes,
       logger: this.ctx.logger,
     };

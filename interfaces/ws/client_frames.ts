@@ -31,6 +31,8 @@ export type ClientFrame =
     readonly request_id: string;
     readonly decision: "allow" | "deny";
     readonly reason: string | undefined;
+    /** Also add a session rule derived from the call (`Bash(npm test:*)`; docs/protocol.md). */
+    readonly remember: boolean;
   };
 
 /** The error codes of the protocol (docs/protocol.md §5, "Errors"). */
@@ -43,6 +45,9 @@ export type ErrorCode =
   | "binary_not_supported"
   | "rate_limited"
   | "not_supported"
+  | "unknown_request"
+  | "already_resolved"
+  | "cannot_remember"
   | "internal";
 
 /** A refused frame: the answer the client gets. */
@@ -77,7 +82,7 @@ const FIELDS: Readonly<Record<ClientFrame["type"], readonly string[]>> = {
   steer: ["type", "ref", "content", "wake"],
   cancel: ["type", "ref", "reason"],
   set_policy: ["type", "ref", "allow"],
-  approve: ["type", "ref", "request_id", "decision", "reason"],
+  approve: ["type", "ref", "request_id", "decision", "reason", "remember"],
 };
 
 class Refused extends Error {
@@ -196,12 +201,17 @@ function readFrame(
       if (decision !== "allow" && decision !== "deny") {
         throw invalid(`"decision" must be "allow" or "deny", got ${JSON.stringify(decision)}`);
       }
+      const remember = frame.remember ?? false;
+      if (typeof remember !== "boolean") {
+        throw invalid(`"remember" must be a boolean, got ${JSON.stringify(remember)}`);
+      }
       return {
         type: kind,
         ref,
         request_id: requestId,
         decision,
         reason: readReason(frame.reason),
+        remember,
       };
     }
   }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Logger } from "@terret/hames";
+import { isTerretError, type Logger } from "@terret/hames";
 import type { SessionEvent, Sessions } from "@terret/core";
 import type { AgentLink } from "./agent_gateway.ts";
 import {
@@ -57,6 +57,26 @@ export interface ConnectionHost {
 }
 
 const DRAIN_POLL_MS = 2;
+/** The approvals service's refusals, as protocol error codes. */
+const APPROVE_CODES: Readonly<Record<string, ErrorCode>> = {
+  UnknownRequest: "unknown_request",
+  AlreadyResolved: "already_resolved",
+  InvalidDecision: "invalid_field",
+  CannotRemember: "cannot_remember",
+};
+
+/**
+ * A token's public id, recorded as `by.id` on the answers its clients give: `tok-` and the first 12 hex digits of
+ * its SHA-256 (never the secret itself).
+ */
+export async function tokenId(token: string): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)),
+  );
+  return "tok-" +
+    [...digest.slice(0, 6)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
 /** Events read from the store per page of a replay. */
 const REPLAY_PAGE = 1000;
 /** Live events buffered while a replay runs; past it the buffer is dropped and the replay reads on. */
@@ -238,14 +258,41 @@ export class Connection {
           });
         });
       case "approve":
-        return this.#refuse({
-          ref: frame.ref,
-          code: "not_supported",
-          message: `Cannot resolve approval ${
-            JSON.stringify(frame.request_id)
-          }: durable approvals are not enabled on this server`,
-        });
+        return await this.#approve(frame);
     }
+  }
+
+  async #approve(frame: Extract<ClientFrame, { type: "approve" }>): Promise<void> {
+    const approve = this.#link.approve;
+    const disabled = {
+      ref: frame.ref,
+      code: "not_supported" as const,
+      message: `Cannot resolve approval ${
+        JSON.stringify(frame.request_id)
+      }: durable approvals are not enabled on this server (config row approvals)`,
+    };
+    if (approve === undefined) return this.#refuse(disabled);
+    try {
+      await approve.call(this.#link, frame.request_id, {
+        decision: frame.decision,
+        reason: frame.reason,
+        remember: frame.remember,
+        by: { kind: "client", id: await tokenId(this.grant.token) },
+      });
+    } catch (error) {
+      const code = isTerretError(error) ? APPROVE_CODES[error.code] : undefined;
+      if (isTerretError(error, "ApprovalsDisabled")) return this.#refuse(disabled);
+      return this.#refuse({
+        ref: frame.ref,
+        code: code ?? "internal",
+        message: code === undefined
+          ? `Cannot resolve approval ${JSON.stringify(frame.request_id)}: ${
+            error instanceof Error ? error.message : String(error)
+          }`
+          : (error as Error).message,
+      });
+    }
+    this.#ack(frame.ref);
   }
 
   async #call(ref: FrameRef | null, what: string, run: () => Promise<void>): Promise<void> {

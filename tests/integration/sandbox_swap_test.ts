@@ -67,6 +67,7 @@ Deno.test({
       "prompt=terret-prompt",
       "agents=terret-agents",
       "loop=terret-loop",
+      "approvals=terret-approvals",
     ];
     assert.deepStrictEqual(mounted, [rows("sandbox-none"), rows("sandbox-docker")]);
 
