@@ -28,6 +28,31 @@ Deno.test("a config error in a real trt process is one line on stderr and exit c
   assert.equal(output.code, 2);
 });
 
+Deno.test("a malformed permission rule is a boot error naming the file, the row and the key, exit 2", async () => {
+  await using tree = await writeTree({
+    "rules.yml":
+      'rows:\n  - id: approvals\n    config:\n      allow: ["Bash(git status)", "Bash(git *)"]\n',
+  });
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, "serve", "--home", tree.dir, "--patch", tree.path("rules.yml")],
+    cwd: ROOT,
+    env: { OPENROUTER_API_KEY: "", TERRET_TOKEN: "" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  assert.equal(decoder.decode(output.stdout), "");
+  assert.equal(
+    decoder.decode(output.stderr),
+    `trt serve: Cannot configure row "approvals" (config set by --patch "${
+      tree.path("rules.yml")
+    }" line 4): config.allow.1: Cannot read permission rule "Bash(git *)": "*" is only allowed as a trailing ` +
+      '":*" (a prefix rule such as "Bash(git log:*)")\n',
+  );
+  assert.equal(output.code, 2);
+});
+
 Deno.test("trt serve keeps running until SIGTERM, says it has no model key and why its sandbox cannot start, then disposes and exits 0", async () => {
   // A docker CLI that is not there, so the sandbox check says the same on every machine.
   await using tree = await writeTree({
