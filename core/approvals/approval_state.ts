@@ -38,7 +38,11 @@ export interface ApprovalVerdict {
 export interface ApprovalState {
   /** Every request, by request id. */
   readonly requests: ReadonlyMap<string, ApprovalRequest>;
-  /** The request of the latest `tool/call` of each call id (a new non-resumed `tool/call` clears it). */
+  /**
+   * The request of each call id still owed a result: set by `approval/requested`, cleared by the call's
+   * `tool/result` and by a new non-resumed `tool/call` of the same id. An entry whose request has a verdict is a call
+   * answered but not yet run (a restart came in between): boot resumes its agent.
+   */
   readonly byCall: ReadonlyMap<string, string>;
   /** Request ids without a verdict, in request order. */
   readonly open: readonly string[];
@@ -47,18 +51,21 @@ export interface ApprovalState {
   readonly deny: readonly string[];
   /** Set from `session/created` meta `{unattended: true}` (subagents). */
   readonly unattended: boolean;
+  /** The agent the session was created for (`session/created` meta `agent_id`), if any. */
+  readonly agent_id?: string;
 }
 
 /** The event types the state folds. */
 export const APPROVAL_STATE_TYPES: readonly string[] = Object.freeze([
   "tool/call",
+  "tool/result",
   "approval/requested",
   "approval/resolved",
 ]);
 
 /** The state of a session from its `session/created`. */
 export function initialApprovalState(created: SessionEvent): ApprovalState {
-  const meta = (created.payload as { meta?: { unattended?: unknown } }).meta;
+  const meta = (created.payload as { meta?: { unattended?: unknown; agent_id?: unknown } }).meta;
   return {
     requests: new Map(),
     byCall: new Map(),
@@ -66,6 +73,7 @@ export function initialApprovalState(created: SessionEvent): ApprovalState {
     allow: [],
     deny: [],
     unattended: meta?.unattended === true,
+    ...(typeof meta?.agent_id === "string" ? { agent_id: meta.agent_id } : {}),
   };
 }
 
@@ -73,9 +81,12 @@ export function initialApprovalState(created: SessionEvent): ApprovalState {
 export function foldApprovalState(state: ApprovalState, event: SessionEvent): ApprovalState {
   const payload = event.payload as Record<string, unknown>;
   switch (event.type) {
-    case "tool/call": {
+    case "tool/call":
+    case "tool/result": {
       const id = payload.id as string;
-      if (payload.resumed === true || !state.byCall.has(id)) return state;
+      if (event.type === "tool/call" && payload.resumed === true || !state.byCall.has(id)) {
+        return state;
+      }
       const byCall = new Map(state.byCall);
       byCall.delete(id);
       return { ...state, byCall };

@@ -350,15 +350,41 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
     });
   }
 
-  /** On boot: every open request with a deadline is armed; one whose deadline passed expires at once. */
+  /**
+   * On boot: every open request with a deadline is armed (one whose deadline passed expires at once), and the agent
+   * of a session holding a call answered but not yet run (the process died in between) is woken, so the call runs
+   * (or is refused) from the verdict in the log without being asked again.
+   */
   async #sweep(): Promise<void> {
+    const answered: string[] = [];
     for (const sessionId of await this.#sessions.list()) {
       const state = await this.#projection.get(sessionId);
-      for (const id of state?.open ?? []) {
-        const request = state!.requests.get(id)!;
+      if (state === undefined) continue;
+      for (const id of state.open) {
+        const request = state.requests.get(id)!;
         if (request.deadline_at !== undefined) this.#timers.arm(sessionId, request);
       }
+      const owed = [...state.byCall.values()].some((id) =>
+        state.requests.get(id)?.verdict !== undefined
+      );
+      if (owed && state.agent_id !== undefined) answered.push(state.agent_id);
     }
+    if (answered.length === 0) return;
+    const resuming = (async () => {
+      // After this row and the ones mounted with it have started: the agents service and the driver are up.
+      await Promise.resolve();
+      const agents = this.ctx.maybe(AgentsKey);
+      for (const agentId of answered) {
+        try {
+          (await agents?.ensure(agentId))?.wake();
+        } catch (error) {
+          this.ctx.logger.log("error", `Cannot resume agent "${agentId}" after an approval`, {
+            error,
+          });
+        }
+      }
+    })();
+    this.ctx.effect(() => () => resuming, "approvals: resume answered calls");
   }
 
   #clock(): ApprovalClock {

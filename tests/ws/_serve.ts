@@ -27,7 +27,7 @@ export interface Served {
 export async function serve(
   home: string,
   patches: readonly string[],
-  options: { readonly scoped?: boolean } = {},
+  options: { readonly scoped?: boolean; readonly args?: readonly string[] } = {},
 ): Promise<Served> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -39,6 +39,7 @@ export async function serve(
       home,
       ...patches.flatMap((patch) => ["--patch", patch]),
       ...(options.scoped === true ? ["--scoped"] : []),
+      ...(options.args ?? []),
     ],
     cwd: ROOT,
     env: { OPENROUTER_API_KEY: "", TERRET_TOKEN: "" },
