@@ -123,3 +123,56 @@ Deno.test("without an approvals row a policy tool is denied naming the row, and 
   });
   assert.deepStrictEqual(ran, []);
 });
+
+Deno.test("on_timeout allow_policy allows an expired policy call but still denies an always one", async () => {
+  await using stack = await createToolStack({
+    allow: ["*"],
+    approvals: { deadline: "1ms", on_timeout: "allow_policy" },
+  });
+  await stack.sessions.create({ session_id: "s1" });
+  const ran: string[] = [];
+  for (const [name, approval] of [["Write", "policy"], ["Bash", "always"]] as const) {
+    stack.tools.register(stack.ctx, {
+      name,
+      description: name,
+      parameters: z.strictObject({}),
+      approval,
+      handler: () => void ran.push(name),
+    });
+  }
+  const write = await stack.tools.execute({ id: "w", name: "Write", args: {} }, {
+    ctx: stack.ctx,
+    ...S,
+  });
+  const bash = await stack.tools.execute({ id: "b", name: "Bash", args: {} }, {
+    ctx: stack.ctx,
+    ...S,
+  });
+  assert.deepStrictEqual([write.is_error, bash.is_error], [false, true]);
+  assert.equal(
+    bash.content,
+    'Cannot run tool "Bash": nobody answered before the approval deadline. Do not retry the same ' +
+      "call; continue without it or ask the user.",
+  );
+  assert.deepStrictEqual(ran, ["Write"]);
+  const verdicts = (await stack.sessions.read("s1")).filter((e) => e.type === "approval/resolved")
+    .map((
+      e,
+    ) => [
+      (e.payload as { decision: string }).decision,
+      (e.payload as { by: { kind: string } }).by.kind,
+    ]);
+  assert.deepStrictEqual(verdicts, [["allow", "timeout"], ["deny", "timeout"]]);
+});
+
+Deno.test("a session created unattended (a subagent's) is never parked: rules decide, the rest is denied", async () => {
+  const { stack, ran } = await stackWith({ allow: ["Bash(ls)"], always_can_be_ruled: true });
+  await using _ = stack;
+  await stack.sessions.create({ session_id: "sub", meta: { unattended: true } });
+  const opts = { ctx: stack.ctx, session_id: "sub", agent_id: "parent.sub-1" };
+  const ls = await stack.tools.execute({ id: "c1", name: "Bash", args: { command: "ls" } }, opts);
+  const rm = await stack.tools.execute({ id: "c2", name: "Bash", args: { command: "rm x" } }, opts);
+  assert.deepStrictEqual([ls.is_error, rm.is_error], [false, true]);
+  assert.deepStrictEqual(ran, ["ls"]);
+  assert.deepStrictEqual(await stack.ctx.get(ApprovalsKey).pending("sub"), []);
+});

@@ -5,12 +5,13 @@
  *
  * @module
  */
-import { type ApprovalsConfig, ApprovalsService } from "@terret/core";
+import { type ApprovalsConfig, ApprovalsService, ToolRegistry } from "@terret/core";
 import type { DoctorCheck, DoctorFinding } from "@terret/terret";
 
 /**
- * The `approvals` check (`atServe`): with no enabled `terret-approvals` row, a `warning` that every `policy` and
- * `always` tool is denied (fail closed) and which row to enable; otherwise `ok` with the stance: the rule counts,
+ * The `approvals` check (`atServe`): without a tool registry row, `info` (nothing can need approval); with one and
+ * no enabled `terret-approvals` row, a `warning` that every `policy` and `always` tool is denied (fail closed) and
+ * which row to enable; otherwise `ok` with the stance: the rule counts,
  * whether rules may admit `always` tools, the deadline and what expiry means, and the unattended agents.
  */
 export const approvalsCheck: DoctorCheck = {
@@ -19,6 +20,13 @@ export const approvalsCheck: DoctorCheck = {
   atServe: true,
   run(input) {
     const row = input.prepared.find((candidate) => candidate.plugin === ApprovalsService);
+    if (!input.prepared.some((candidate) => candidate.plugin === ToolRegistry)) {
+      return Promise.resolve([{
+        level: "info",
+        check: "approvals",
+        message: "no tool registry row is enabled, so no call can need an approval",
+      }]);
+    }
     if (row === undefined) {
       return Promise.resolve([{
         level: "warning",
