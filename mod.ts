@@ -6,12 +6,20 @@
  * @example
  * ```ts
  * import { Terret } from "@terret/terret";
- * await using terret = await Terret.boot("headless", { patches: ["./dev.yml"] });
- * console.log(terret.rows.map((row) => row.composed.id));
+ * // A throwaway home, and a patch that turns the socket off (rows are patched by id).
+ * const home = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${home}/dev.yml`, "rows:\n  - id: interfaces.ws\n    disabled: true\n");
+ * await using terret = await Terret.boot("headless", { home, patches: [`${home}/dev.yml`] });
+ * console.log(terret.rows.map((row) => row.composed.id)); // [ "workspace", "credentials", … ]
  * ```
  *
  * @module
  */
+export {
+  COMPOSITION_ERROR_CODES,
+  COMPOSITION_ERRORS,
+  type CompositionErrorCode,
+} from "./composition/errors.ts";
 export { createContext, definePlugin, defineService, TerretError } from "@terret/hames";
 export {
   type BootedTerret,

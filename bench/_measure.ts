@@ -1,67 +1,62 @@
 /**
- * Shared timing helpers for the benchmark scripts.
+ * Shared timing helpers for the benchmark scripts: paired rounds (every case once per round, the order rotated),
+ * medians, and medians of per-round ratios. Never best-of-run: load from other processes moves both sides of a
+ * round together, so the per-round ratio is the steady figure.
  *
  * @module
  */
 
-/** One measured row. */
-export interface Measurement {
+/**
+ * One contender of a paired benchmark: `loop(n)` does the operation `n` times and is timed with `iterations` per
+ * round. Each case owns its loop, so no call site is shared between cases (a shared one turns megamorphic and
+ * taxes the cheapest cases most).
+ */
+export interface PairedCase {
   readonly name: string;
-  readonly perSecond: number;
+  readonly iterations: number;
+  readonly loop: (iterations: number) => void;
+}
+
+/** Per-round timings of paired cases: nanoseconds per operation, one entry per round, by case name. */
+export type PairedTimings = ReadonlyMap<string, readonly number[]>;
+
+/**
+ * Times every case once per round in one loop, the order rotated each round (so no case always runs first, or
+ * right after the same neighbour), after a warm-up of a tenth of each case's iterations. Returns nanoseconds per
+ * operation, one entry per round; compare cases with {@linkcode pairedRatio}, never best against best.
+ */
+export function pairedRounds(cases: readonly PairedCase[], rounds: number): PairedTimings {
+  const timings = new Map<string, number[]>(cases.map((c) => [c.name, []]));
+  for (const c of cases) c.loop(Math.max(1, Math.floor(c.iterations / 10)));
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < cases.length; k++) {
+      const c = cases[(k + round) % cases.length]!;
+      const start = performance.now();
+      c.loop(c.iterations);
+      timings.get(c.name)!.push((performance.now() - start) * 1e6 / c.iterations);
+    }
+  }
+  return timings;
+}
+
+/** The median of `values` (the mean of the middle two for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /**
- * Runs `fn` `iterations` times after a warm-up of a tenth as many, three rounds, and reports the best round's
- * operations per second (the least disturbed by GC and the other core).
+ * The median over rounds of `numerator`'s time divided by `denominator`'s time in the same round: how many times
+ * slower `numerator` is (below 1: faster). Load from other processes moves both sides of a round together, so the
+ * per-round ratio is far steadier than either side's best.
  */
-export function measure(name: string, iterations: number, fn: () => void): Measurement {
-  const warm = Math.max(1, Math.floor(iterations / 10));
-  for (let i = 0; i < warm; i++) fn();
-  let best = 0;
-  for (let round = 0; round < 3; round++) {
-    const start = performance.now();
-    for (let i = 0; i < iterations; i++) fn();
-    const elapsed = (performance.now() - start) / 1000;
-    best = Math.max(best, iterations / elapsed);
-  }
-  return { name, perSecond: best };
-}
-
-/** Formats measurements as an aligned table of operations per second. */
-export function formatTable(rows: readonly Measurement[]): string {
-  const width = Math.max(...rows.map((row) => row.name.length));
-  return rows
-    .map((row) =>
-      `${row.name.padEnd(width)}  ${
-        Math.round(row.perSecond).toLocaleString("en-US").padStart(14)
-      } /s`
-    )
-    .join("\n");
-}
-
-/** One measured latency row. */
-export interface Latency {
-  readonly name: string;
-  /** Median milliseconds per run. */
-  readonly medianMs: number;
-  /** 90th percentile milliseconds per run. */
-  readonly p90Ms: number;
-}
-
-/** Runs the async `fn` `runs` times after two warm-up runs and reports the median and p90 latency. */
-export async function measureLatency(
-  name: string,
-  runs: number,
-  fn: () => Promise<unknown>,
-): Promise<Latency> {
-  for (let i = 0; i < 2; i++) await fn();
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    await fn();
-    times.push(performance.now() - start);
-  }
-  times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
-  return { name, medianMs: at(0.5), p90Ms: at(0.9) };
+export function pairedRatio(
+  timings: PairedTimings,
+  numerator: string,
+  denominator: string,
+): number {
+  const a = timings.get(numerator)!;
+  const b = timings.get(denominator)!;
+  return median(a.map((value, round) => value / b[round]!));
 }

@@ -3,19 +3,23 @@
  * Sandbox spawn benchmark: median latency of running `true` through each provider's wrap, spawned as the subprocess
  * seam does (detached, cleared environment): a fresh `bash -c true` on the host (`none`, the baseline), the same
  * through `docker exec` into the long-lived container, and an empty `deno eval` through the Deno-permission
- * sandbox. Also the cost of `fs` containment: a contained 1 KiB read vs a bare `Deno.readFile`. Prints medians and
- * ratios against the baseline. Skips the docker row when no engine or image is available.
+ * sandbox. Also the cost of `fs` containment: a contained 1 KiB read vs a bare `Deno.readFile`. Each group runs in
+ * rounds, the order rotated per round; prints medians and the medians of per-round ratios against the group's
+ * baseline. Skips the docker row when no engine or image is available. `bench/shell_latency.ts` compares a spawn
+ * like these (detached, awaited through `status`) with a plain `Deno.Command.output()`.
  *
  * Run: deno run -A bench/sandbox_spawn.ts [--quick]
  *
  * @module
  */
 import type { Sandbox } from "@terret/core";
-import { createNoneSandbox, DenoFileSystem, DenoSandbox, DockerSandbox } from "@terret/exec";
-import { type Latency, measureLatency } from "./_measure.ts";
+import { createNoneSandbox, DenoSandbox, DockerSandbox } from "@terret/exec/sandbox";
+import { DenoFileSystem } from "@terret/exec/fs";
+import { median } from "./_measure.ts";
 
 const quick = Deno.args.includes("--quick");
-const RUNS = quick ? 10 : 40;
+const ROUNDS = quick ? 3 : 10;
+const PER_ROUND = quick ? 3 : 5;
 
 const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-bench-" }));
 await Deno.writeTextFile(`${ws}/kib.txt`, "x".repeat(1024));
@@ -48,49 +52,73 @@ async function dockerUsable(): Promise<boolean> {
   }
 }
 
-const rows: Latency[] = [];
+type Case = readonly [name: string, run: () => Promise<unknown>];
+
+/**
+ * Runs each group's cases in rounds, the order rotated per round, `perRound` runs of each per round; returns each
+ * case's per-round medians (ms).
+ */
+async function paired(cases: readonly Case[], perRound: number): Promise<Map<string, number[]>> {
+  for (const [, run] of cases) for (let i = 0; i < 2; i++) await run();
+  const byCase = new Map<string, number[]>(cases.map(([name]) => [name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let k = 0; k < cases.length; k++) {
+      const [name, run] = cases[(k + round) % cases.length]!;
+      const times: number[] = [];
+      for (let i = 0; i < perRound; i++) {
+        const start = performance.now();
+        await run();
+        times.push(performance.now() - start);
+      }
+      byCase.get(name)!.push(median(times));
+    }
+  }
+  return byCase;
+}
+
+function report(timings: Map<string, number[]>, baseline: string): void {
+  const width = Math.max(...[...timings.keys()].map((name) => name.length));
+  const base = timings.get(baseline)!;
+  for (const [name, values] of timings) {
+    const ratio = median(values.map((value, round) => value / base[round]!));
+    console.log(
+      `${name.padEnd(width)}  median ${median(values).toFixed(3).padStart(8)} ms  x${
+        ratio.toFixed(2)
+      } of ${baseline}`,
+    );
+  }
+}
+
 try {
   const none = createNoneSandbox([ws]);
-  rows.push(
-    await measureLatency(
-      "bash -c true (none, fresh spawn)",
-      RUNS,
-      () => spawn(none, ["bash", "-c", "true"]),
-    ),
-  );
+  const spawns: Case[] = [
+    ["bash -c true (none, fresh spawn)", () => spawn(none, ["bash", "-c", "true"])],
+  ];
+  const deno = new DenoSandbox({ dirs: [ws] });
+  spawns.push(["deno eval '' (deno sandbox)", () => spawn(deno, ["deno", "eval", ""])]);
+  await using docker = new DockerSandbox({ dirs: [ws] });
   if (await dockerUsable()) {
-    await using docker = new DockerSandbox({ dirs: [ws] });
     const started = performance.now();
     await docker.workspaceReady();
     console.log(`docker container start: ${(performance.now() - started).toFixed(0)} ms`);
-    rows.push(await measureLatency("true via docker exec", RUNS, () => spawn(docker, ["true"])));
+    spawns.push(["true via docker exec", () => spawn(docker, ["true"])]);
   } else {
     console.warn("!!! docker row SKIPPED: no engine or no terret/sandbox:test image");
   }
-  const deno = new DenoSandbox({ dirs: [ws] });
-  rows.push(
-    await measureLatency(
-      "deno eval '' (deno sandbox)",
-      RUNS,
-      () => spawn(deno, ["deno", "eval", ""]),
-    ),
+  console.log(
+    `spawns: median of ${ROUNDS} rounds (order rotated) of each round's median of ${PER_ROUND}; ` +
+      "ratios: medians of per-round ratios",
   );
+  report(await paired(spawns, PER_ROUND), spawns[0]![0]);
   const fs = new DenoFileSystem({ dirs: [ws] });
-  const reads = RUNS * 25;
-  rows.push(
-    await measureLatency("Deno.readFile 1 KiB (bare)", reads, () => Deno.readFile(`${ws}/kib.txt`)),
+  console.log(`reads: the same, ${PER_ROUND * 25} reads per case and round`);
+  report(
+    await paired([
+      ["Deno.readFile 1 KiB (bare)", () => Deno.readFile(`${ws}/kib.txt`)],
+      ["fs.read 1 KiB (contained)", () => fs.read("kib.txt")],
+    ], PER_ROUND * 25),
+    "Deno.readFile 1 KiB (bare)",
   );
-  rows.push(await measureLatency("fs.read 1 KiB (contained)", reads, () => fs.read("kib.txt")));
 } finally {
   await Deno.remove(ws, { recursive: true });
-}
-
-const width = Math.max(...rows.map((row) => row.name.length));
-const base = rows[0]!.medianMs;
-for (const row of rows) {
-  console.log(
-    `${row.name.padEnd(width)}  median ${row.medianMs.toFixed(2).padStart(8)} ms  p90 ${
-      row.p90Ms.toFixed(2).padStart(8)
-    } ms  x${(row.medianMs / base).toFixed(2)} of the fresh bash spawn`,
-  );
 }

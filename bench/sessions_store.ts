@@ -3,7 +3,13 @@
  * Session store benchmark, in one run, side by side with the floors (raw `node:sqlite` and raw file appends of the
  * same bytes): single-writer appends per second (one event per transaction), 100 agents streaming chunks
  * concurrently (group commit), and the replay of a 100k-event session. Prints the figures, the ratios against the
- * issue's targets, and how long each group commit blocked the event loop.
+ * issue's targets, and how long each group commit blocked the event loop. The SQLite rows run under both
+ * `synchronous` settings: `normal` (the default: WAL, safe against a process crash, the latest commits may roll back
+ * on power loss) and `full` (an fsync per commit: safe against power loss), each against a raw floor with the same
+ * pragma.
+ *
+ * Every section runs in rounds, the cases in an order rotated per round; figures are medians over rounds and ratios
+ * medians of per-round ratios (the load of other processes moves both sides of a round together).
  *
  * Run: deno run -A bench/sessions_store.ts [--quick]
  *
@@ -12,20 +18,17 @@
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { createContext, createMemoryLogger } from "@terret/hames";
-import {
-  JsonlSessionStore,
-  SessionLog,
-  type SessionStore,
-  SqliteSessionStore,
-  type StoreStats,
-} from "@terret/core";
+import { JsonlSessionStore, SqliteSessionStore, type StoreStats } from "@terret/core/sessions";
+import { SessionLog, type SessionStore } from "@terret/core";
 
 const quick = Deno.args.includes("--quick");
 const SINGLE = quick ? 2_000 : 10_000;
 const AGENTS = 100;
 const PER_AGENT = quick ? 50 : 300;
 const REPLAY = quick ? 20_000 : 100_000;
-const ROUNDS = quick ? 1 : 3;
+const ROUNDS = quick ? 3 : 7;
+/** Appends per round for the one-event-per-transaction rows under `synchronous: full` (an fsync each). */
+const SINGLE_FULL = quick ? 300 : 1_500;
 
 const dir = await Deno.makeTempDir({ prefix: "terret-bench-" });
 const chunkPayload = { kind: "text", text: "hello world, this is one streamed chunk of text" };
@@ -40,9 +43,13 @@ function line(session: string, seq: number): string {
   }","type":"assistant/chunk","payload":${payloadJson},"parent_id":null}\n`;
 }
 
-function rawDb(path: string): DatabaseSync {
+type Sync = "normal" | "full";
+
+function rawDb(path: string, sync: Sync): DatabaseSync {
   const db = new DatabaseSync(path);
-  db.exec("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
+  db.exec(
+    `PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = ${sync.toUpperCase()}`,
+  );
   db.exec(
     `CREATE TABLE IF NOT EXISTS session_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL,
     id TEXT NOT NULL, at TEXT NOT NULL, type TEXT NOT NULL, parent_id TEXT, payload TEXT NOT NULL,
@@ -51,8 +58,13 @@ function rawDb(path: string): DatabaseSync {
   return db;
 }
 
-function rawSqliteInserts(n: number, perTxn: number, sessions: number): number {
-  const db = rawDb(fresh("raw.db"));
+function rawSqliteInserts(
+  n: number,
+  perTxn: number,
+  sessions: number,
+  sync: Sync = "normal",
+): number {
+  const db = rawDb(fresh("raw.db"), sync);
   const insert = db.prepare("INSERT INTO session_events VALUES (?, ?, ?, ?, ?, ?, ?)");
   const started = performance.now();
   for (let done = 0; done < n;) {
@@ -128,90 +140,135 @@ async function storeAgents(open: () => SessionStore): Promise<[number, StoreStat
   });
 }
 
-function best(rates: number[]): number {
-  return Math.max(...rates);
-}
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
 
-async function rounds<T>(fn: () => Promise<T> | T): Promise<T[]> {
-  const out: T[] = [];
-  for (let r = 0; r < ROUNDS; r++) out.push(await fn());
+/** Runs every case once per round, the order rotated per round; returns each case's result per round. */
+async function paired<T>(
+  cases: Record<string, () => Promise<T> | T>,
+): Promise<Record<string, T[]>> {
+  const names = Object.keys(cases);
+  const out: Record<string, T[]> = Object.fromEntries(names.map((name) => [name, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let k = 0; k < names.length; k++) {
+      const name = names[(k + round) % names.length]!;
+      out[name]!.push(await cases[name]!());
+    }
+  }
   return out;
 }
+
+/** The median over rounds of `a[round] / b[round]`. */
+const ratio = (a: readonly number[], b: readonly number[]): number =>
+  median(a.map((value, round) => value / b[round]!));
 
 const fmt = (n: number): string => Math.round(n).toLocaleString("en-US").padStart(10);
 const ms = (n: number): string => `${n.toFixed(1).padStart(8)} ms`;
 const pct = (n: number): string => `${(n * 100).toFixed(0)}%`;
+const rates = (runs: readonly [number, StoreStats][]): number[] => runs.map(([rate]) => rate);
 
-console.log(`session store benchmark (${quick ? "quick" : "full"}; best of ${ROUNDS} rounds)`);
+console.log(
+  `session store benchmark (${
+    quick ? "quick" : "full"
+  }; medians of ${ROUNDS} rounds, order rotated per ` +
+    "round; ratios are medians of per-round ratios)",
+);
 
 // 1. Single writer, one event per transaction.
-// Raw and store rounds alternate, so drift in the machine's load hits both alike.
-const rawSqliteRuns: number[] = [], rawFileRuns: number[] = [];
-const sqliteSingle: [number, StoreStats][] = [], jsonlSingle: [number, StoreStats][] = [];
-for (let r = 0; r < ROUNDS + 2; r++) {
-  rawSqliteRuns.push(rawSqliteInserts(SINGLE, 1, 1));
-  sqliteSingle.push(
-    await storeSingle(() => SqliteSessionStore.open({ path: fresh("single.db") }), SINGLE),
-  );
-  rawFileRuns.push(rawFileAppends(SINGLE));
-  jsonlSingle.push(
-    await storeSingle(() => JsonlSessionStore.open({ dir: fresh("single-jsonl") }), SINGLE),
+const single = await paired<number | [number, StoreStats]>({
+  rawSqlite: () => rawSqliteInserts(SINGLE, 1, 1),
+  sqlite: () => storeSingle(() => SqliteSessionStore.open({ path: fresh("single.db") }), SINGLE),
+  rawFile: () => rawFileAppends(SINGLE),
+  jsonl: () => storeSingle(() => JsonlSessionStore.open({ dir: fresh("single-jsonl") }), SINGLE),
+  rawSqliteFull: () => rawSqliteInserts(SINGLE_FULL, 1, 1, "full"),
+  sqliteFull: () =>
+    storeSingle(
+      () => SqliteSessionStore.open({ path: fresh("single-full.db"), synchronous: "full" }),
+      SINGLE_FULL,
+    ),
+});
+const num = (name: string): number[] =>
+  single[name]!.map((value) => typeof value === "number" ? value : value[0]);
+console.log(`\n1. single writer, one event per transaction (each append awaited)`);
+for (
+  const [label, raw, store, target] of [
+    [`synchronous: normal (${SINGLE} appends)`, "rawSqlite", "sqlite", " (target >= 80%)"],
+    [`synchronous: full (${SINGLE_FULL} appends)`, "rawSqliteFull", "sqliteFull", ""],
+  ] as const
+) {
+  console.log(`   ${label}`);
+  console.log(`     raw node:sqlite insert+commit   ${fmt(median(num(raw)))} /s`);
+  console.log(
+    `     SqliteSessionStore via sessions ${fmt(median(num(store)))} /s   = ${
+      pct(ratio(num(store), num(raw)))
+    } of raw${target}`,
   );
 }
-const rawSqlite1 = best(rawSqliteRuns);
-const rawFile1 = best(rawFileRuns);
-const sqlite1 = best(sqliteSingle.map(([rate]) => rate));
-const jsonl1 = best(jsonlSingle.map(([rate]) => rate));
-console.log(`\n1. single writer, one event per transaction (${SINGLE} appends, each awaited)`);
-console.log(`   raw node:sqlite insert+commit   ${fmt(rawSqlite1)} /s`);
+console.log(`   raw file append (writeSync)       ${fmt(median(num("rawFile")))} /s`);
 console.log(
-  `   SqliteSessionStore via sessions ${fmt(sqlite1)} /s   = ${
-    pct(sqlite1 / rawSqlite1)
-  } of raw (target >= 80%)`,
-);
-console.log(`   raw file append (writeSync)     ${fmt(rawFile1)} /s`);
-console.log(
-  `   JsonlSessionStore via sessions  ${fmt(jsonl1)} /s   = ${pct(jsonl1 / rawFile1)} of raw`,
+  `   JsonlSessionStore via sessions    ${fmt(median(num("jsonl")))} /s   = ${
+    pct(ratio(num("jsonl"), num("rawFile")))
+  } of raw`,
 );
 
 // 2. 100 agents streaming chunks concurrently.
-const rawSqlite100 = best(await rounds(() => rawSqliteInserts(AGENTS * PER_AGENT, AGENTS, AGENTS)));
-const rawSqlite1000 = best(await rounds(() => rawSqliteInserts(AGENTS * PER_AGENT, 1000, 1)));
-const sqliteAgents = await rounds(() =>
-  storeAgents(() => SqliteSessionStore.open({ path: fresh("agents.db") }))
-);
-const jsonlAgents = await rounds(() =>
-  storeAgents(() => JsonlSessionStore.open({ dir: fresh("agents-jsonl") }))
-);
+const agents = await paired<number | [number, StoreStats]>({
+  raw100: () => rawSqliteInserts(AGENTS * PER_AGENT, AGENTS, AGENTS),
+  raw100Full: () => rawSqliteInserts(AGENTS * PER_AGENT, AGENTS, AGENTS, "full"),
+  raw1000: () => rawSqliteInserts(AGENTS * PER_AGENT, 1000, 1),
+  sqlite: () => storeAgents(() => SqliteSessionStore.open({ path: fresh("agents.db") })),
+  sqliteFull: () =>
+    storeAgents(() =>
+      SqliteSessionStore.open({ path: fresh("agents-full.db"), synchronous: "full" })
+    ),
+  jsonl: () => storeAgents(() => JsonlSessionStore.open({ dir: fresh("agents-jsonl") })),
+});
+const agentRates = (name: string): number[] =>
+  agents[name]!.map((value) => typeof value === "number" ? value : value[0]);
 console.log(
   `\n2. ${AGENTS} agents streaming chunks concurrently (${
     AGENTS * PER_AGENT
   } appends, each agent awaits each)`,
 );
-console.log(`   raw node:sqlite, 1000 rows/txn, 1 session       ${fmt(rawSqlite1000)} /s`);
 console.log(
-  `   raw node:sqlite, ${AGENTS} rows/txn, ${AGENTS} sessions     ${fmt(rawSqlite100)} /s`,
+  `   raw node:sqlite, 1000 rows/txn, 1 session              ${
+    fmt(median(agentRates("raw1000")))
+  } /s`,
+);
+console.log(
+  `   raw node:sqlite, ${AGENTS} rows/txn, ${AGENTS} sessions (normal)   ${
+    fmt(median(agentRates("raw100")))
+  } /s`,
+);
+console.log(
+  `   raw node:sqlite, ${AGENTS} rows/txn, ${AGENTS} sessions (full)     ${
+    fmt(median(agentRates("raw100Full")))
+  } /s`,
 );
 for (
-  const [name, runs] of [["SqliteSessionStore", sqliteAgents], [
-    "JsonlSessionStore ",
-    jsonlAgents,
-  ]] as const
+  const [name, key, raw] of [
+    ["SqliteSessionStore (normal)", "sqlite", "raw100"],
+    ["SqliteSessionStore (full)  ", "sqliteFull", "raw100Full"],
+    ["JsonlSessionStore          ", "jsonl", undefined],
+  ] as const
 ) {
-  const [rate, stats] = runs.reduce((a, b) => (b[0] > a[0] ? b : a));
-  const groups = stats.groups - AGENTS;
+  const runs = agents[key]! as [number, StoreStats][];
+  const values = rates(runs);
+  const stats = runs[values.indexOf(median(values))]?.[1] ?? runs[0]![1];
   console.log(
-    `   ${name} via sessions            ${fmt(rate)} /s   = ${
-      pct(rate / 50_000)
-    } of the 50k/s target; ` +
-      `${stats.groups} groups, ${
-        (stats.events / stats.groups).toFixed(1)
-      } events/group (max ${stats.max_group_events}); ` +
-      `loop blocked per group: mean ${(stats.total_block_ms / stats.groups).toFixed(2)} ms, max ${
-        stats.max_block_ms.toFixed(2)
-      } ms`,
+    `   ${name} via sessions  ${fmt(median(values))} /s   = ${
+      pct(median(values) / 50_000)
+    } of the 50k/s target${
+      raw === undefined ? "" : `, ${pct(ratio(values, agentRates(raw)))} of raw (same pragma)`
+    }; ${stats.groups} groups, ${
+      (stats.events / stats.groups).toFixed(1)
+    } events/group (max ${stats.max_group_events}); loop blocked per group: mean ${
+      (stats.total_block_ms / stats.groups).toFixed(2)
+    } ms, max ${stats.max_block_ms.toFixed(2)} ms`,
   );
-  void groups;
 }
 
 // 3. Replay of a 100k-event session.
@@ -234,13 +291,7 @@ await fill(SqliteSessionStore.open({ path: replayDb }));
 const replayDir = fresh("replay-jsonl");
 await fill(JsonlSessionStore.open({ dir: replayDir }));
 
-function timed(fn: () => unknown): number {
-  const started = performance.now();
-  const result = fn();
-  void result;
-  return performance.now() - started;
-}
-async function timedAsync(fn: () => Promise<unknown>): Promise<number> {
+async function timed(fn: () => unknown): Promise<number> {
   const started = performance.now();
   await fn();
   return performance.now() - started;
@@ -249,42 +300,39 @@ const raw = new DatabaseSync(replayDb);
 const select = raw.prepare(
   "SELECT seq, id, at, type, parent_id, payload FROM session_events WHERE session_id = ? AND seq >= ? ORDER BY seq",
 );
-const rawAll = Math.min(...await rounds(() => timed(() => select.all("replay", 1))));
-const rawAllParse = Math.min(
-  ...await rounds(() =>
+const sqliteStore = SqliteSessionStore.open({ path: replayDb });
+const file = join(replayDir, "replay.jsonl");
+const jsonlStore = JsonlSessionStore.open({ dir: replayDir });
+const replay = await paired<number>({
+  rawAll: () => timed(() => select.all("replay", 1)),
+  rawAllParse: () =>
     timed(() =>
       select.all("replay", 1).map((row) => ({ ...row, payload: JSON.parse(row.payload as string) }))
-    )
-  ),
-);
-raw.close();
-const sqliteStore = SqliteSessionStore.open({ path: replayDb });
-const sqliteReplay = Math.min(...await rounds(() => timedAsync(() => sqliteStore.read("replay"))));
-await sqliteStore.close();
-const file = join(replayDir, "replay.jsonl");
-const rawFile = Math.min(
-  ...await rounds(() =>
-    timedAsync(async () => {
+    ),
+  sqlite: () => timed(() => sqliteStore.read("replay")),
+  rawFile: () =>
+    timed(async () => {
       const text = new TextDecoder().decode(await Deno.readFile(file));
       return text.split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l));
-    })
-  ),
-);
-const jsonlStore = JsonlSessionStore.open({ dir: replayDir });
-const jsonlReplay = Math.min(...await rounds(() => timedAsync(() => jsonlStore.read("replay"))));
+    }),
+  jsonl: () => timed(() => jsonlStore.read("replay")),
+});
+raw.close();
+await sqliteStore.close();
 await jsonlStore.close();
+const r = (name: string): number[] => replay[name]!;
 console.log(`\n3. replay of a ${REPLAY.toLocaleString("en-US")}-event session`);
-console.log(`   raw node:sqlite all()                 ${ms(rawAll)}`);
-console.log(`   raw node:sqlite all() + JSON.parse    ${ms(rawAllParse)}`);
+console.log(`   raw node:sqlite all()                 ${ms(median(r("rawAll")))}`);
+console.log(`   raw node:sqlite all() + JSON.parse    ${ms(median(r("rawAllParse")))}`);
 console.log(
-  `   SqliteSessionStore.read               ${ms(sqliteReplay)}   = ${
-    (sqliteReplay / rawAll).toFixed(2)
-  }x raw all() (target <= 1.5x), ${(sqliteReplay / rawAllParse).toFixed(2)}x all()+parse`,
+  `   SqliteSessionStore.read               ${ms(median(r("sqlite")))}   = ${
+    ratio(r("sqlite"), r("rawAll")).toFixed(2)
+  }x raw all() (target <= 1.5x), ${ratio(r("sqlite"), r("rawAllParse")).toFixed(2)}x all()+parse`,
 );
-console.log(`   raw file read + split + JSON.parse    ${ms(rawFile)}`);
+console.log(`   raw file read + split + JSON.parse    ${ms(median(r("rawFile")))}`);
 console.log(
-  `   JsonlSessionStore.read                ${ms(jsonlReplay)}   = ${
-    (jsonlReplay / rawFile).toFixed(2)
+  `   JsonlSessionStore.read                ${ms(median(r("jsonl")))}   = ${
+    ratio(r("jsonl"), r("rawFile")).toFixed(2)
   }x raw`,
 );
 

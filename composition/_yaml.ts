@@ -14,7 +14,7 @@ import {
   type ScalarTag,
   visit,
 } from "yaml";
-import { TerretError } from "@terret/hames";
+import { TerretError } from "./errors.ts";
 import { ConfigTag, type ConfigTagKind } from "./config_tag.ts";
 
 /** A parsed config file: its plain value and a way to find the line of any key path in it. */

@@ -44,8 +44,11 @@ export interface BootedTerret extends AsyncDisposable {
  * @example
  * ```ts
  * import { Terret } from "@terret/terret";
- * await using terret = await Terret.boot("headless", { patches: ["./dev.yml"] });
- * console.log(terret.rows.map((row) => row.composed.id));
+ * // A throwaway home, and a patch that turns the socket off (rows are patched by id).
+ * const home = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${home}/dev.yml`, "rows:\n  - id: interfaces.ws\n    disabled: true\n");
+ * await using terret = await Terret.boot("headless", { home, patches: [`${home}/dev.yml`] });
+ * console.log(terret.rows.map((row) => row.composed.id)); // [ "workspace", "credentials", … ]
  * ```
  *
  * @throws {TerretError} a config error naming the file, the row, the key and the layer (see

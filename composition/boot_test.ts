@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
-import { isTerretError, LoaderKey } from "@terret/hames";
+import { LoaderKey } from "@terret/hames";
 import { fixedEnv, FIXTURE_BUNDLES, writeTree } from "../tests/fixtures/composition/tree.ts";
 import { Shouter } from "../tests/fixtures/composition/plugins/greeter.ts";
 import { bootProfile } from "./boot.ts";
 import { dumpConfig } from "./dump_config.ts";
 import { resolveProfile } from "./resolve.ts";
+import { COMPOSITION_ERRORS, type CompositionErrorCode } from "./errors.ts";
 
 const PROFILE = `
 bundles: [greetings]
@@ -24,11 +25,11 @@ function options(home: string, env: Record<string, string> = {}) {
 
 async function rejectsWith(
   promise: Promise<unknown>,
-  code: string,
+  code: CompositionErrorCode,
   message: string,
 ): Promise<void> {
   await assert.rejects(promise, (error: unknown) => {
-    assert.ok(isTerretError(error, code), `expected ${code}, got ${error}`);
+    assert.ok(COMPOSITION_ERRORS.is(error, code), `expected ${code}, got ${error}`);
     assert.equal(error.message, message);
     return true;
   });

@@ -7,7 +7,7 @@
  * @module
  */
 import { dirname, join, relative, resolve } from "node:path";
-import { TerretError } from "@terret/hames";
+import { TerretError } from "./errors.ts";
 import { isFile, readText } from "./_files.ts";
 
 /** A bundle a package declares in its metadata. */

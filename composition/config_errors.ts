@@ -4,10 +4,11 @@
  *
  * @module
  */
-import { isTerretError, type TerretError } from "@terret/hames";
+import type { TerretError } from "@terret/hames";
+import { COMPOSITION_ERRORS, type CompositionErrorCode } from "./errors.ts";
 
 /** Codes of user config errors. */
-export const USER_CONFIG_ERRORS: ReadonlySet<string> = new Set([
+export const USER_CONFIG_ERRORS: ReadonlySet<string> = new Set<CompositionErrorCode>([
   "ConfigSyntax",
   "ConfigShape",
   "ConfigInvalid",
@@ -26,5 +27,5 @@ export const USER_CONFIG_ERRORS: ReadonlySet<string> = new Set([
 
 /** True when `error` is a user config error (see {@linkcode USER_CONFIG_ERRORS}). */
 export function isUserConfigError(error: unknown): error is TerretError {
-  return isTerretError(error) && USER_CONFIG_ERRORS.has(error.code);
+  return COMPOSITION_ERRORS.is(error) && USER_CONFIG_ERRORS.has(error.code);
 }

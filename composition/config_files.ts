@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import { TerretError } from "@terret/hames";
+import { TerretError } from "./errors.ts";
 import { collectTags } from "./config_tag.ts";
 import { readYaml, type YamlFile } from "./_yaml.ts";
 

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { isTerretError } from "@terret/hames";
 import { parseBundle, parsePatch, parseProfile } from "./config_files.ts";
+import { COMPOSITION_ERRORS, type CompositionErrorCode } from "./errors.ts";
 
-function refused(run: () => unknown, code: string, message: string): void {
+function refused(run: () => unknown, code: CompositionErrorCode, message: string): void {
   assert.throws(run, (error: unknown) => {
-    assert.ok(isTerretError(error, code), `expected ${code}, got ${error}`);
+    assert.ok(COMPOSITION_ERRORS.is(error, code), `expected ${code}, got ${error}`);
     assert.equal(error.message, message);
     return true;
   });

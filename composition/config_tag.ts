@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "./errors.ts";
 
 /** The tag kinds a config may use. Any other tag is refused when the file is read. */
 export type ConfigTagKind = "env" | "setting";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "./errors.ts";
 import type { RowSpec, SourceRef } from "./config_files.ts";
 
 /** The kind of a layer: bundle rows must be complete; patch rows may set only some fields. */

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { isTerretError } from "@terret/hames";
 import { parseBundle, parsePatch } from "./config_files.ts";
 import { ConfigTag } from "./config_tag.ts";
 import { composeLayers, type Layer } from "./layers.ts";
+import { COMPOSITION_ERRORS } from "./errors.ts";
 
 function bundle(name: string, text: string): Layer {
   const file = `/b/${name}.yml`;
@@ -123,7 +123,7 @@ Deno.test("composeLayers() refuses a patch row naming an unknown id, naming the 
         patch("home patch", "rows:\n  - id: llm.mian\n    config: { model: b }\n"),
       ]),
     (error: unknown) =>
-      isTerretError(error, "PatchTargetMissing") &&
+      COMPOSITION_ERRORS.is(error, "PatchTargetMissing") &&
       error.message ===
         'Cannot apply row "llm.mian" from home patch "/p/home patch.yml" line 2: no earlier layer has a row with this id (known: llm.main, tools.allow, interfaces.ws); to insert a new row, give it a plugin',
   );
@@ -137,7 +137,7 @@ Deno.test("composeLayers() refuses a missing anchor and an anchor on an existing
         patch("--patch", "rows:\n  - { id: n, plugin: x, after: nope }\n"),
       ]),
     (error: unknown) =>
-      isTerretError(error, "PatchAnchorMissing") &&
+      COMPOSITION_ERRORS.is(error, "PatchAnchorMissing") &&
       error.message ===
         'Cannot insert row "n" from --patch "/p/--patch.yml" line 2: its anchor "after: nope" names no earlier row',
   );
@@ -148,7 +148,7 @@ Deno.test("composeLayers() refuses a missing anchor and an anchor on an existing
         patch("--patch", "rows:\n  - { id: llm.main, before: tools.allow }\n"),
       ]),
     (error: unknown) =>
-      isTerretError(error, "ConfigShape") &&
+      COMPOSITION_ERRORS.is(error, "ConfigShape") &&
       error.message ===
         'Cannot apply row "llm.main" from --patch "/p/--patch.yml" line 2: "before"/"after" only place new rows, and this id already exists (set by bundle base)',
   );
@@ -158,7 +158,7 @@ Deno.test("composeLayers() refuses a patch row that sets nothing", () => {
   assert.throws(
     () => composeLayers([bundle("base", BASE), patch("--patch", "rows:\n  - id: llm.main\n")]),
     (error: unknown) =>
-      isTerretError(error, "ConfigShape") &&
+      COMPOSITION_ERRORS.is(error, "ConfigShape") &&
       error.message ===
         'Cannot apply row "llm.main" from --patch "/p/--patch.yml" line 2: it sets nothing (give it config, plugin, disabled or isolate)',
   );

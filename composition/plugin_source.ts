@@ -8,7 +8,8 @@
  */
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { isServiceClass, type PluginLike, pluginName, TerretError } from "@terret/hames";
+import { isServiceClass, type PluginLike, pluginName } from "@terret/hames";
+import { TerretError } from "./errors.ts";
 
 /** Where a plugin's code comes from. */
 export interface PluginSource {

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { isTerretError, parseConfig, type PluginLike, type Row, TerretError } from "@terret/hames";
+import { isTerretError, parseConfig, type PluginLike, type Row } from "@terret/hames";
+import { TerretError } from "./errors.ts";
 import { ConfigTag, type EnvReader, materialise, type TagScope } from "./config_tag.ts";
 import type { ComposedRow } from "./layers.ts";
 import { loadPlugin } from "./plugin_source.ts";

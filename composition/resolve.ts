@@ -7,7 +7,8 @@
  */
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type PluginLike, pluginName, TerretError } from "@terret/hames";
+import { type PluginLike, pluginName } from "@terret/hames";
+import { TerretError } from "./errors.ts";
 import { absolute, displayPath, isFile, readText, toUrl } from "./_files.ts";
 import { findPackageBundle, readPackageBundle } from "./bundle_discovery.ts";
 import { BUILTIN_PLUGINS } from "./builtin_plugins.ts";

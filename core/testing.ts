@@ -6,7 +6,7 @@
  * @example
  * ```ts ignore
  * import { fakeOpenRouter, sseResponse, textTurn } from "@terret/core/testing";
- * import { OpenRouterAdapter } from "@terret/core";
+ * import { OpenRouterAdapter } from "@terret/core/llm";
  *
  * await using server = await fakeOpenRouter();
  * server.script(sseResponse(textTurn(["Hel", "lo"])));

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "./errors.ts";
 import { dirname, isAbsolute, join, normalize } from "node:path";
 import { isInside } from "./paths.ts";
 

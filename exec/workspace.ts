@@ -8,8 +8,8 @@ import {
   type HostPermissions,
   type PermissionDeps,
   type Plugin,
-  TerretError,
 } from "@terret/hames";
+import { TerretError } from "./errors.ts";
 import { WorkspaceKey } from "@terret/core";
 import { z } from "zod";
 import { expandHome } from "./containment.ts";

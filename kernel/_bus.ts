@@ -6,7 +6,7 @@
 import type { DispatchMode, EventDefinition } from "./event.ts";
 import { isEventDefinition } from "./event.ts";
 import type { Disposer } from "./disposer.ts";
-import { TerretError } from "./errors.ts";
+import { TerretError } from "./hames_errors.ts";
 import { ListenerFailed } from "./events.ts";
 import type { ListenerEntry, ListenerSlot, Realm } from "./_realm.ts";
 import type { Scope } from "./_scope.ts";
@@ -105,7 +105,7 @@ export function prepare(
 }
 
 /** Validates a payload against the event's schema; false (after logging) when production should skip. */
-export function checkPayload(realm: Realm, def: EventDefinition, payload: unknown): boolean {
+function checkPayload(realm: Realm, def: EventDefinition, payload: unknown): boolean {
   const result = def.payload.safeParse(payload);
   if (result.success) return true;
   const detail = result.error.issues

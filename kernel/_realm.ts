@@ -46,8 +46,6 @@ export class RootState {
   readonly validatePayloads: boolean;
   /** Bumped on every listener registration change; invalidates merged listener lists. */
   listenerVersion: number = 0;
-  /** Bumped on every service change. */
-  serviceVersion: number = 0;
   /** First definition seen per event name, to refuse two different declarations of one name. */
   readonly declared: Map<string, EventDefinition> = new Map();
   readonly watchers: Set<ServiceWatcher> = new Set();
@@ -62,13 +60,11 @@ export class RootState {
 
   /** Tells every watcher that services changed. */
   notifyServices(): void {
-    this.serviceVersion++;
     for (const watcher of [...this.watchers]) watcher.servicesChanged();
   }
 
   /** Tells every watcher a service was withdrawn and waits until its dependents have stopped. */
   async withdrawn(key: string, value: unknown): Promise<void> {
-    this.serviceVersion++;
     await Promise.all([...this.watchers].map((watcher) => watcher.withdrawn(key, value)));
   }
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import type { Disposer, Teardown } from "./disposer.ts";
-import { TerretError } from "./errors.ts";
+import { TerretError } from "./hames_errors.ts";
 
 /** A record of one registered effect. */
 interface EffectRecord {
@@ -128,7 +128,7 @@ export class Scope {
 }
 
 /** Builds an idempotent, self-removing disposer around a teardown. */
-export function createDisposer(teardown: Teardown, label: string, forget: () => void): Disposer {
+function createDisposer(teardown: Teardown, label: string, forget: () => void): Disposer {
   let done: Promise<void> | undefined;
   const run = (): Promise<void> => {
     if (done !== undefined) return done;

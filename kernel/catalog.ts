@@ -1,6 +1,7 @@
 /**
- * Generated catalogs: `docs/events.md` from event declarations and `docs/config-catalog.md` from plugin config
- * schemas. CI regenerates both and fails when the committed files drift.
+ * Generated catalogs: `docs/events.md` from event declarations, `docs/config-catalog.md` from plugin config
+ * schemas, and `docs/errors.md` from error code tables. CI regenerates them and fails when the committed files
+ * drift.
  *
  * @module
  */
@@ -8,6 +9,7 @@ import { z } from "zod";
 import type { EventDefinition } from "./event.ts";
 import { configSchema } from "./config.ts";
 import { type PluginLike, pluginName } from "./plugin.ts";
+import type { ErrorCodes } from "./error_codes.ts";
 
 type JsonSchema = {
   type?: string | string[];
@@ -104,6 +106,35 @@ export function renderConfigCatalog(plugins: readonly PluginLike[]): string {
         } |`,
       );
     }
+  }
+  return lines.join("\n") + "\n";
+}
+
+/**
+ * Renders the error catalog: one table per declaring package, codes sorted, each with the condition it names and
+ * the packages whose codes the table's guard also accepts.
+ *
+ * @param tables every declared error code table (duplicates by identity are rendered once)
+ * @returns Markdown text, stable for the same input
+ */
+export function renderErrorCatalog(tables: readonly ErrorCodes<string>[]): string {
+  const unique = [...new Set(tables)].sort((a, b) => a.owner.localeCompare(b.owner));
+  const lines = [
+    "# Error codes",
+    "",
+    "Generated from the packages' error code tables by `deno task catalog`; do not edit by hand. A `TerretError`",
+    "carries one of these codes; each table's `is` guard accepts its own codes and those of the tables it builds",
+    "on, and rejects any other code at compile time.",
+  ];
+  for (const table of unique) {
+    lines.push("", `## ${table.owner}`, "");
+    if (table.base.length > 0) {
+      lines.push(`Builds on ${table.base.map((base) => base.owner).join(", ")}.`, "");
+    }
+    lines.push("| code | condition |", "|---|---|");
+    const codes = Object.entries(table.codes as Readonly<Record<string, string>>)
+      .sort(([a], [b]) => a.localeCompare(b));
+    for (const [code, description] of codes) lines.push(`| \`${code}\` | ${cell(description)} |`);
   }
   return lines.join("\n") + "\n";
 }

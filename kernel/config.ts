@@ -5,8 +5,8 @@
  * @module
  */
 import type { z } from "zod";
-import { TerretError } from "./errors.ts";
-import { isServiceClass, type PluginLike } from "./plugin.ts";
+import { TerretError } from "./hames_errors.ts";
+import type { PluginLike } from "./plugin.ts";
 
 /** One problem found in a config, with the path of the offending key. */
 export interface ConfigIssue {
@@ -18,7 +18,7 @@ export interface ConfigIssue {
 
 /** The schema a plugin declares for its config, if any. */
 export function configSchema(plugin: PluginLike): z.ZodType | undefined {
-  return isServiceClass(plugin) ? plugin.config : plugin.config;
+  return plugin.config;
 }
 
 /**

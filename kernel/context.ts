@@ -5,7 +5,7 @@
  */
 import type { Disposer, Teardown } from "./disposer.ts";
 import type { EventDefinition, ListenerOf } from "./event.ts";
-import { TerretError } from "./errors.ts";
+import { TerretError } from "./hames_errors.ts";
 import { createStderrLogger, type Logger } from "./logger.ts";
 import type { ServiceKey } from "./service_key.ts";
 import * as bus from "./_bus.ts";
@@ -73,7 +73,8 @@ export function createContext(options: CreateContextOptions = {}): Context {
  *
  * Contract: every registration (`provide`, `on`, `effect`, `plugin`) is an effect owned by this context's scope
  * and torn down, newest first, when the scope is disposed. Registering on a disposed context throws
- * `ContextDisposed` after running the teardown.
+ * `ContextDisposed` before running anything; should the context start disposing while an effect's setup runs,
+ * the teardown that setup returned runs at once and the registration throws `ContextDisposed`.
  */
 export class Context implements AsyncDisposable {
   readonly #realm: Realm;
@@ -120,7 +121,8 @@ export class Context implements AsyncDisposable {
    * Runs `setup` now and registers the teardown it returns as an effect of this context.
    *
    * @returns the effect's idempotent, self-removing disposer
-   * @throws {TerretError} `ContextDisposed` when this context is disposed (the teardown has then already run)
+   * @throws {TerretError} `ContextDisposed` when this context is disposed (then `setup` does not run), or when it
+   *   started disposing while `setup` ran (then the returned teardown has already run)
    */
   effect(setup: () => Teardown, label = "effect"): Disposer {
     this.#assertActive(label);

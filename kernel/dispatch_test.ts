@@ -32,131 +32,175 @@ const Decided = defineEvent("test/decided", {
 });
 
 type Behaviour = "pass" | "throw" | "stop" | "rewrite";
-const COUNTS = [0, 1, 3] as const;
-const BEHAVIOURS: readonly Behaviour[] = ["pass", "throw", "stop", "rewrite"];
 
-for (const count of COUNTS) {
-  for (const behaviour of BEHAVIOURS) {
-    Deno.test(`emit: ${count} listeners, middle one ${behaviour}s`, () => {
-      const logger = createMemoryLogger();
-      const ctx = createContext({ mode: "test", logger });
-      const calls: string[] = [];
-      const failures: string[] = [];
-      ctx.on(ListenerFailed, ({ event, error }) => {
-        failures.push(`${event}:${(error as Error).message}`);
-      });
-      for (let i = 0; i < count; i++) {
-        ctx.on(Emitted, (n) => {
-          calls.push(`${i}:${n}`);
-          if (i === 1 && behaviour === "throw") throw new Error("boom");
-        });
-      }
-      ctx.emit(Emitted, 7);
-      assert.deepStrictEqual(calls, Array.from({ length: count }, (_, i) => `${i}:7`));
-      const threw = count === 3 && behaviour === "throw";
-      assert.deepStrictEqual(failures, threw ? ["test/emitted:boom"] : []);
-      assert.equal(logger.records.length, threw ? 1 : 0);
+/** What a listener can do in each mode: emit and parallel ignore return values, serial has no next(). */
+const BEHAVIOURS = {
+  emit: ["pass", "throw"],
+  waterfall: ["pass", "throw", "stop", "rewrite"],
+  parallel: ["pass", "throw"],
+  serial: ["pass", "throw", "stop"],
+} as const satisfies Record<string, readonly Behaviour[]>;
+
+const VERBS: Record<Behaviour, string> = {
+  pass: "passes",
+  throw: "throws",
+  stop: "stops the chain",
+  rewrite: "rewrites the payload",
+};
+
+/**
+ * The generated cases of one mode: no listeners; one listener that behaves; three listeners whose middle one
+ * behaves (the others pass). `at` is the index of the behaving listener, -1 when there is none.
+ */
+function cases(
+  mode: keyof typeof BEHAVIOURS,
+): { name: string; count: number; at: number; behaviour: Behaviour }[] {
+  const out: { name: string; count: number; at: number; behaviour: Behaviour }[] = [
+    { name: `${mode}: no listeners`, count: 0, at: -1, behaviour: "pass" },
+  ];
+  for (const behaviour of BEHAVIOURS[mode]) {
+    out.push({
+      name: `${mode}: 1 listener that ${VERBS[behaviour]}`,
+      count: 1,
+      at: 0,
+      behaviour,
     });
-
-    Deno.test(`waterfall: ${count} listeners, middle one ${behaviour}s`, () => {
-      const ctx = createContext({ mode: "test" });
-      const calls: string[] = [];
-      for (let i = 0; i < count; i++) {
-        ctx.on(Flowed, (n, next) => {
-          calls.push(`${i}:${n}`);
-          if (i === 1 && behaviour === "throw") throw new Error("boom");
-          if (i === 1 && behaviour === "stop") return "short";
-          if (i === 1 && behaviour === "rewrite") return next(n + 100) + "!";
-          return next();
-        });
-      }
-      const run = () => ctx.waterfall(Flowed, 1, (n) => `inner:${n}`);
-      if (count === 3 && behaviour === "throw") {
-        assert.throws(run, /boom/);
-        assert.deepStrictEqual(calls, ["0:1", "1:1"]);
-        return;
-      }
-      const result = run();
-      if (count < 3 || behaviour === "pass") {
-        assert.equal(result, "inner:1");
-        assert.deepStrictEqual(calls, Array.from({ length: count }, (_, i) => `${i}:1`));
-      } else if (behaviour === "stop") {
-        assert.equal(result, "short");
-        assert.deepStrictEqual(calls, ["0:1", "1:1"]);
-      } else {
-        assert.equal(result, "inner:101!");
-        assert.deepStrictEqual(calls, ["0:1", "1:1", "2:101"]);
-      }
-    });
-
-    Deno.test(`parallel: ${count} listeners, middle one ${behaviour}s`, async () => {
-      const ctx = createContext({ mode: "test" });
-      const started: number[] = [];
-      const finished: number[] = [];
-      const gate = Promise.withResolvers<void>();
-      for (let i = 0; i < count; i++) {
-        ctx.on(Fanned, async () => {
-          started.push(i);
-          await gate.promise;
-          if (i === 1 && behaviour === "throw") throw new Error("boom");
-          finished.push(i);
-        });
-      }
-      const done = ctx.parallel(Fanned, 1);
-      // Every listener starts before any finishes: the fan-out is concurrent.
-      assert.deepStrictEqual(started, Array.from({ length: count }, (_, i) => i));
-      assert.deepStrictEqual(finished, []);
-      gate.resolve();
-      if (count === 3 && behaviour === "throw") {
-        await assert.rejects(done, /boom/);
-        // The rejection waits for every sibling to settle.
-        assert.deepStrictEqual(finished, [0, 2]);
-      } else {
-        await done;
-        assert.deepStrictEqual(finished, Array.from({ length: count }, (_, i) => i));
-      }
-    });
-
-    Deno.test(`serial: ${count} listeners, middle one ${behaviour}s`, async () => {
-      const ctx = createContext({ mode: "test" });
-      const calls: number[] = [];
-      for (let i = 0; i < count; i++) {
-        ctx.on(Decided, async (n) => {
-          await Promise.resolve();
-          calls.push(i);
-          if (i === 1 && behaviour === "throw") throw new Error("boom");
-          if (i === 1 && behaviour === "stop") return `decided:${n}`;
-          return undefined;
-        });
-      }
-      const result = ctx.serial(Decided, 5);
-      if (count === 3 && behaviour === "throw") {
-        await assert.rejects(result, /boom/);
-        assert.deepStrictEqual(calls, [0, 1]);
-      } else if (count === 3 && behaviour === "stop") {
-        assert.equal(await result, "decided:5");
-        assert.deepStrictEqual(calls, [0, 1]);
-      } else {
-        assert.equal(await result, undefined);
-        assert.deepStrictEqual(calls, Array.from({ length: count }, (_, i) => i));
-      }
+    out.push({
+      name: `${mode}: 3 listeners, the middle one ${VERBS[behaviour]}`,
+      count: 3,
+      at: 1,
+      behaviour,
     });
   }
+  return out;
+}
+
+const upTo = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+
+for (const { name, count, at, behaviour } of cases("emit")) {
+  Deno.test(name, () => {
+    const logger = createMemoryLogger();
+    const ctx = createContext({ mode: "test", logger });
+    const calls: string[] = [];
+    const failures: string[] = [];
+    ctx.on(ListenerFailed, ({ event, error }) => {
+      failures.push(`${event}:${(error as Error).message}`);
+    });
+    for (let i = 0; i < count; i++) {
+      ctx.on(Emitted, (n) => {
+        calls.push(`${i}:${n}`);
+        if (i === at && behaviour === "throw") throw new Error("boom");
+      });
+    }
+    ctx.emit(Emitted, 7);
+    // A throwing listener is isolated: every listener still runs, and the failure is reported and logged.
+    assert.deepStrictEqual(calls, upTo(count).map((i) => `${i}:7`));
+    const threw = behaviour === "throw";
+    assert.deepStrictEqual(failures, threw ? ["test/emitted:boom"] : []);
+    assert.equal(logger.records.length, threw ? 1 : 0);
+  });
+}
+
+for (const { name, count, at, behaviour } of cases("waterfall")) {
+  Deno.test(name, () => {
+    const ctx = createContext({ mode: "test" });
+    const calls: string[] = [];
+    for (let i = 0; i < count; i++) {
+      ctx.on(Flowed, (n, next) => {
+        calls.push(`${i}:${n}`);
+        if (i === at && behaviour === "throw") throw new Error("boom");
+        if (i === at && behaviour === "stop") return "short";
+        if (i === at && behaviour === "rewrite") return next(n + 100) + "!";
+        return next();
+      });
+    }
+    const run = () => ctx.waterfall(Flowed, 1, (n) => `inner:${n}`);
+    const reached = upTo(at + 1).map((i) => `${i}:1`);
+    if (behaviour === "throw") {
+      assert.throws(run, /boom/);
+      assert.deepStrictEqual(calls, reached);
+    } else if (behaviour === "stop") {
+      assert.deepStrictEqual([run(), calls], ["short", reached]);
+    } else if (behaviour === "rewrite") {
+      const after = upTo(count).slice(at + 1).map((i) => `${i}:101`);
+      assert.deepStrictEqual([run(), calls], ["inner:101!", [...reached, ...after]]);
+    } else {
+      assert.deepStrictEqual([run(), calls], ["inner:1", upTo(count).map((i) => `${i}:1`)]);
+    }
+  });
+}
+
+for (const { name, count, at, behaviour } of cases("parallel")) {
+  Deno.test(name, async () => {
+    const ctx = createContext({ mode: "test" });
+    const started: number[] = [];
+    const finished: number[] = [];
+    const gate = Promise.withResolvers<void>();
+    for (let i = 0; i < count; i++) {
+      ctx.on(Fanned, async () => {
+        started.push(i);
+        await gate.promise;
+        if (i === at && behaviour === "throw") throw new Error("boom");
+        finished.push(i);
+      });
+    }
+    const done = ctx.parallel(Fanned, 1);
+    // Every listener starts before any finishes: the fan-out is concurrent.
+    assert.deepStrictEqual(started, upTo(count));
+    assert.deepStrictEqual(finished, []);
+    gate.resolve();
+    if (behaviour === "throw") {
+      await assert.rejects(done, /boom/);
+      // The rejection waits for every sibling to settle.
+      assert.deepStrictEqual(finished, upTo(count).filter((i) => i !== at));
+    } else {
+      await done;
+      assert.deepStrictEqual(finished, upTo(count));
+    }
+  });
+}
+
+for (const { name, count, at, behaviour } of cases("serial")) {
+  Deno.test(name, async () => {
+    const ctx = createContext({ mode: "test" });
+    const calls: number[] = [];
+    for (let i = 0; i < count; i++) {
+      ctx.on(Decided, async (n) => {
+        await Promise.resolve();
+        calls.push(i);
+        if (i === at && behaviour === "throw") throw new Error("boom");
+        if (i === at && behaviour === "stop") return `decided:${n}`;
+        return undefined;
+      });
+    }
+    const result = ctx.serial(Decided, 5);
+    if (behaviour === "throw") {
+      await assert.rejects(result, /boom/);
+      assert.deepStrictEqual(calls, upTo(at + 1));
+    } else if (behaviour === "stop") {
+      assert.deepStrictEqual([await result, calls], ["decided:5", upTo(at + 1)]);
+    } else {
+      assert.deepStrictEqual([await result, calls], [undefined, upTo(count)]);
+    }
+  });
 }
 
 Deno.test("emit isolates a rejecting async listener and reports it", async () => {
   const ctx = createContext({ mode: "test", logger: createMemoryLogger() });
   const failures: unknown[] = [];
+  const reported = Promise.withResolvers<void>();
   ctx.on(ListenerFailed, ({ error }) => {
     failures.push((error as Error).message);
+    reported.resolve();
   });
   ctx.on(Emitted, async () => {
     await Promise.resolve();
     throw new Error("late");
   });
   ctx.emit(Emitted, 1);
+  // emit returns before the listener settles; its rejection is reported once it does.
   assert.deepStrictEqual(failures, []);
-  await new Promise((resolve) => setTimeout(resolve, 0));
+  await reported.promise;
   assert.deepStrictEqual(failures, ["late"]);
 });
 

@@ -7,13 +7,14 @@
  *
  * @module
  */
+import type { HamesErrorCode } from "./hames_errors.ts";
 
 /**
  * A condition callers are expected to catch, identified by a stable `code`.
  *
- * Codes used by the kernel: `ContractViolation` (an undeclared event, a dispatch in the wrong mode, a payload that
- * fails its schema), `ServiceMissing`, `DependencyCycle`, `BootFailed`, `ConfigInvalid`, `ContextDisposed`,
- * `RowNotFound`. Other packages add their own codes (`Denied`, `EditAmbiguous`, `LogInvariantViolation`, …).
+ * Each package declares the codes it throws in a table (`HAMES_ERRORS` for the kernel, `CORE_ERRORS`,
+ * `EXEC_ERRORS`, …; see {@linkcode defineErrorCodes} and `docs/errors.md`), whose `is` guard accepts only declared
+ * codes.
  *
  * @example
  * ```ts
@@ -25,22 +26,18 @@
  * }
  * ```
  */
-export class TerretError extends Error {
+export class TerretError<C extends string = string> extends Error {
   /** The stable identifier of the condition, e.g. `"Denied"`. */
-  readonly code: string;
+  readonly code: C;
   /** Structured detail for programmatic callers (never secrets). */
   readonly details: Readonly<Record<string, unknown>> | undefined;
 
   /**
-   * @param code the stable condition identifier
+   * @param code the stable condition identifier, declared in its package's error code table
    * @param message a sentence-case message without a trailing period, starting with the failed action
    * @param options `cause` when wrapping another error, `details` for structured context
    */
-  constructor(
-    code: string,
-    message: string,
-    options: { cause?: unknown; details?: Readonly<Record<string, unknown>> } = {},
-  ) {
+  constructor(code: C, message: string, options: TerretErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "TerretError";
     this.code = code;
@@ -48,7 +45,35 @@ export class TerretError extends Error {
   }
 }
 
-/** Returns true when `error` is a {@linkcode TerretError} with the given `code`. */
-export function isTerretError(error: unknown, code?: string): error is TerretError {
+/** Options for a {@linkcode TerretError}. */
+export interface TerretErrorOptions {
+  /** The error being wrapped. */
+  readonly cause?: unknown;
+  /** Structured context for programmatic callers (never secrets). */
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * {@linkcode TerretError}'s constructor with its code narrowed to a package's codes. A package binds it to its own
+ * union (`export const TerretError: TerretErrorConstructor<CoreErrorCode> = BaseTerretError`) and its throw sites
+ * import that binding, so `new TerretError("SessionNotFund", …)` does not compile there. It is the same
+ * constructor: `instanceof` and the guards see no difference.
+ */
+export interface TerretErrorConstructor<C extends string> {
+  /** Makes a {@linkcode TerretError} whose code is one of `C`. */
+  new <K extends C>(code: K, message: string, options?: TerretErrorOptions): TerretError<K>;
+  /** `instanceof` narrows to any {@linkcode TerretError}: a caught one may carry another package's code. */
+  readonly prototype: TerretError;
+}
+
+/**
+ * Returns true when `error` is a {@linkcode TerretError}, with the given kernel `code` when one is passed. The code
+ * is checked against the kernel's table at compile time (`isTerretError(error, "BootFaild")` does not compile);
+ * for another package's codes use its table's guard (`CORE_ERRORS.is(error, "SessionNotFound")`).
+ */
+export function isTerretError<C extends HamesErrorCode>(
+  error: unknown,
+  code?: C,
+): error is TerretError<C> {
   return error instanceof TerretError && (code === undefined || error.code === code);
 }

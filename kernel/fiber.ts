@@ -5,7 +5,7 @@
  * @module
  */
 import type { Context } from "./context.ts";
-import { TerretError } from "./errors.ts";
+import { TerretError } from "./hames_errors.ts";
 import { ConfigUpdated, PluginFailed } from "./events.ts";
 import {
   isServiceClass,

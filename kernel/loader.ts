@@ -4,7 +4,7 @@
  * @module
  */
 import type { Context } from "./context.ts";
-import { TerretError } from "./errors.ts";
+import { TerretError } from "./hames_errors.ts";
 import type { Fiber } from "./fiber.ts";
 import { type PluginLike, pluginName, pluginProvides } from "./plugin.ts";
 import { defineService, type ServiceKey } from "./service_key.ts";

@@ -41,7 +41,21 @@
  *
  * @module
  */
-export { isTerretError, TerretError } from "./errors.ts";
+export {
+  isTerretError,
+  TerretError,
+  type TerretErrorConstructor,
+  type TerretErrorOptions,
+} from "./errors.ts";
+export {
+  defineErrorCodes,
+  type ErrorCodeOf,
+  type ErrorCodes,
+  isErrorCodes,
+  knownCodes,
+} from "./error_codes.ts";
+export { HAMES_ERROR_CODES, HAMES_ERRORS, type HamesErrorCode } from "./hames_errors.ts";
+export { ScopedCollection } from "./scoped_collection.ts";
 export { defineService, type ServiceKey } from "./service_key.ts";
 export {
   defineEvent,
@@ -101,7 +115,7 @@ export {
   PluginFailed,
   type PluginFailedPayload,
 } from "./events.ts";
-export { renderConfigCatalog, renderEventCatalog } from "./catalog.ts";
+export { renderConfigCatalog, renderErrorCatalog, renderEventCatalog } from "./catalog.ts";
 export {
   createMemoryLogger,
   createStderrLogger,

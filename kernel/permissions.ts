@@ -94,7 +94,7 @@ export function pluginPermissions(
   config: unknown,
   deps: PermissionDeps = NO_PERMISSION_DEPS,
 ): HostPermissions {
-  const hook = isServiceClass(plugin) ? plugin.permissions : plugin.permissions;
+  const hook = plugin.permissions;
   if (hook === undefined) return {};
   const inject = plugin.inject;
   const injected = typeof inject === "function" ? inject(config) : inject ?? [];

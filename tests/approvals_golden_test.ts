@@ -5,14 +5,14 @@
  * Regenerate after an intended change with `UPDATE_GOLDEN=1 deno test -A tests/approvals_golden_test.ts`.
  */
 import assert from "node:assert/strict";
-import { isTerretError } from "@terret/hames";
 import {
   AgentStatusChanged,
-  type AgentStatusChangedPayload,
   type Approvals,
   ApprovalsKey,
+  CORE_ERRORS,
   type SessionEvent,
 } from "@terret/core";
+import type { AgentStatusChangedPayload } from "@terret/core/agents";
 import {
   type AgentStack,
   createAgentStack,
@@ -204,14 +204,14 @@ Deno.test("golden approvals: the first of two racing answers wins; the second is
   assert.equal(a.status, "fulfilled");
   assert.equal(b.status, "rejected");
   const error = (b as PromiseRejectedResult).reason;
-  assert.ok(isTerretError(error, "AlreadyResolved"));
+  assert.ok(CORE_ERRORS.is(error, "AlreadyResolved"));
   assert.equal(error.message, `Cannot answer approval request "${id}": it is already resolved`);
   await agent.idle();
   // Answering after the verdict is durable is refused the same way, naming the verdict.
   await assert.rejects(
     approvals.answer("race", id!, { decision: "deny", by: client }),
     (e: unknown) =>
-      isTerretError(e, "AlreadyResolved") &&
+      CORE_ERRORS.is(e, "AlreadyResolved") &&
       e.message === `Cannot answer approval request "${id}": it is already resolved (allow)`,
   );
   assert.equal(tool.calls.length, 1);

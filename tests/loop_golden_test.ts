@@ -6,13 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { z } from "zod";
-import {
-  AgentPreStep,
-  AgentStatusChanged,
-  type AgentStatusChangedPayload,
-  AgentTurnStopping,
-  type Message,
-} from "@terret/core";
+import { AgentPreStep, AgentStatusChanged, AgentTurnStopping, type Message } from "@terret/core";
+import type { AgentStatusChangedPayload } from "@terret/core/agents";
+import { ToolsExecute, ToolsPostExecute, ToolsPreExecute } from "@terret/core/tools";
 import {
   type AgentStack,
   createAgentStack,
@@ -244,6 +240,60 @@ Deno.test("golden: a cancel mid-tool signals the running call and logs a result 
   await golden(stack, "cancel-tool", "cancel_mid_tool");
   // Queued input does not wake a cancelled agent until the next wake.
   assert.equal(agent.status, "idle");
+});
+
+Deno.test("a cancel between tool/call and the handler: the handler never runs and the log says it never started", async () => {
+  const write = scriptedTool("write", { concurrency: "serial", mutating: true });
+  const adapter = scriptedAdapter([
+    toolCallsReply([{ id: "c1", name: "write", args: { path: "a.txt" } }]),
+  ]);
+  await using stack = await createAgentStack({ adapter, allow: ["write"] });
+  stack.tools.register(stack.ctx, write.definition);
+  // A pre_execute listener holds the call after its tool/call is durable; the cancel lands while it waits.
+  const holding = Promise.withResolvers<void>();
+  const gate = Promise.withResolvers<void>();
+  stack.ctx.on(ToolsPreExecute, async (call, next) => {
+    holding.resolve();
+    await gate.promise;
+    return next(call);
+  });
+  const executed: string[] = [];
+  stack.ctx.on(ToolsExecute, (execution, next) => {
+    executed.push(execution.id);
+    return next(execution);
+  });
+  const ended = Promise.withResolvers<void>();
+  stack.ctx.on(ToolsPostExecute, (completion, next) => {
+    ended.resolve();
+    return next(completion);
+  });
+  const agent = await stack.agents.ensure("cancel-before-handler");
+  agent.send("Write it");
+  await holding.promise;
+  assert.deepStrictEqual(
+    (await stack.sessions.read("cancel-before-handler")).map((event) => event.type).slice(-1),
+    ["tool/call"],
+  );
+  agent.cancel("the user pressed stop");
+  await agent.idle();
+  gate.resolve();
+  await ended.promise;
+  assert.deepStrictEqual([executed, write.journal], [[], []]);
+  const results = (await stack.sessions.read("cancel-before-handler"))
+    .filter((event) => event.type === "tool/result" || event.type === "turn/end")
+    .map((event) => [event.type, event.payload]);
+  assert.deepStrictEqual(results, [
+    ["tool/result", {
+      id: "c1",
+      name: "write",
+      content: 'The call to "write" was cancelled before it started (the user pressed stop).',
+      is_error: true,
+    }],
+    ["turn/end", {
+      status: "cancelled",
+      error: { code: "Cancelled", message: "the user pressed stop" },
+    }],
+  ]);
 });
 
 Deno.test("golden: a stream error ends the turn failed with the error recorded", async () => {

@@ -4,15 +4,9 @@
  * derived history, as the adapter encodes it; and a cancel that closes the in-flight HTTP stream.
  */
 import assert from "node:assert/strict";
-import {
-  encodeChatRequest,
-  type InvariantReport,
-  Llm,
-  LlmStream,
-  type Message,
-  openRouterLlm,
-  SessionsKey,
-} from "@terret/core";
+import { encodeChatRequest } from "@terret/core/llm";
+import type { InvariantReport } from "@terret/core/sessions";
+import { Llm, LlmStream, type Message, openRouterLlm, SessionsKey } from "@terret/core";
 import {
   type AgentStack,
   chunk,

@@ -6,17 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { definePlugin } from "@terret/hames";
-import {
-  type Driver,
-  Llm,
-  LoopKey,
-  type Part,
-  SessionsKey,
-  type ToolCallPart,
-  ToolsKey,
-  type TurnOutcome,
-  type TurnRun,
-} from "@terret/core";
+import { type Driver, Llm, LoopKey, type Part, SessionsKey, ToolsKey } from "@terret/core";
+import type { ToolCallPart } from "@terret/core/llm";
+import type { TurnOutcome, TurnRun } from "@terret/core/agents";
 import {
   createAgentStack,
   eventShapes,

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { type Context, createContext } from "@terret/hames";
+import { amendPersona } from "@terret/core/prompt";
 import {
-  amendPersona,
   memoryStorePlugin,
   PromptAssembler,
   PromptKey,

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { DEFAULT_REDACTION_TOKEN, redactionPlugin } from "@terret/core";
+import { DEFAULT_REDACTION_TOKEN } from "@terret/core/redaction";
+import { redactionPlugin } from "@terret/core";
 import {
   createAgentStack,
   scriptedAdapter,

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createContext } from "@terret/hames";
-import { JsonlSessionStore, SessionLog, type SessionStore, SqliteSessionStore } from "@terret/core";
+import { JsonlSessionStore, SqliteSessionStore } from "@terret/core/sessions";
+import { SessionLog, type SessionStore } from "@terret/core";
 
 const fixture = new URL("./fixtures/session_appender.ts", import.meta.url).pathname;
 

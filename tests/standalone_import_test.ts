@@ -75,31 +75,75 @@ Deno.test("the kernel type-checks and runs with nothing but its own package", as
   }
 });
 
-Deno.test("core type-checks and runs with nothing but the kernel and its own package", async () => {
+/** Reads a member's `exports` map, as a consumer's import map would see it once the package is installed. */
+async function packageExports(member: string): Promise<Record<string, string>> {
+  const config = JSON.parse(await Deno.readTextFile(join(root, member, "deno.json"))) as {
+    exports: Record<string, string>;
+  };
+  return config.exports;
+}
+
+Deno.test("core type-checks and runs through each of its entries with nothing but the kernel and its own package", async () => {
   const dir = await Deno.makeTempDir({ prefix: "terret-standalone-core-" });
   try {
     await copyPackage(join(root, "kernel"), join(dir, "pkg", "hames"));
     await copyPackage(join(root, "core"), join(dir, "pkg", "core"));
-    const imports = {
+    const entries = await packageExports("core");
+    assert.deepStrictEqual(Object.keys(entries), [
+      ".",
+      "./sessions",
+      "./tools",
+      "./llm",
+      "./mcp",
+      "./agents",
+      "./loop",
+      "./prompt",
+      "./redaction",
+      "./approvals",
+      "./seams",
+      "./testing",
+    ]);
+    const imports: Record<string, string> = {
       "@terret/hames": "./pkg/hames/mod.ts",
-      "@terret/core": "./pkg/core/mod.ts",
       ...(await packageImports("kernel")),
       ...(await packageImports("core")),
     };
+    for (const [entry, file] of Object.entries(entries)) {
+      imports[`@terret/core${entry.slice(1)}`] = `./pkg/core/${file.slice(2)}`;
+    }
     await Deno.writeTextFile(join(dir, "deno.json"), JSON.stringify({ imports }));
     await Deno.writeTextFile(
       join(dir, "main.ts"),
       [
-        'import * as core from "@terret/core";',
-        "console.log(`exports=${Object.keys(core).length > 0}`);",
-      ]
-        .join("\n"),
+        'import { createContext, Loader } from "@terret/hames";',
+        'import { memoryStorePlugin, SessionsKey, sessionsPlugin } from "@terret/core";',
+        'import { SessionLog } from "@terret/core/sessions";',
+        'import { defineTool } from "@terret/core/tools";',
+        'import { LlmRegistry } from "@terret/core/llm";',
+        'import { mcpPlugin } from "@terret/core/mcp";',
+        'import { AgentRegistry } from "@terret/core/agents";',
+        'import { AgentLoop } from "@terret/core/loop";',
+        'import { PromptAssembler } from "@terret/core/prompt";',
+        'import { Redactor } from "@terret/core/redaction";',
+        'import { SandboxKey } from "@terret/core/seams";',
+        'import { scriptedAdapter } from "@terret/core/testing";',
+        "const ctx = createContext();",
+        "await new Loader(ctx).load([",
+        '  { id: "sessions.store", plugin: memoryStorePlugin, config: {} },',
+        '  { id: "sessions", plugin: sessionsPlugin, config: {} },',
+        "]);",
+        'await ctx.get(SessionsKey).create({ session_id: "s1" });',
+        'const tool = defineTool({ name: "noop", description: "Does nothing", parameters: { type: "object" }, handler: () => ({ content: "ok" }) });',
+        "const used = [SessionLog, LlmRegistry, mcpPlugin, AgentRegistry, AgentLoop, PromptAssembler, Redactor, SandboxKey, scriptedAdapter];",
+        'console.log(`session=${(await ctx.get(SessionsKey).read("s1"))[0]?.type} tool=${tool.name} entries=${used.length}`);',
+        "await ctx.dispose();",
+      ].join("\n"),
     );
     const checked = await deno(["check", "main.ts"], dir);
     assert.equal(checked.code, 0, checked.stderr);
     const ran = await deno(["run", "main.ts"], dir);
     assert.equal(ran.code, 0, ran.stderr);
-    assert.equal(ran.stdout, "exports=true\n");
+    assert.equal(ran.stdout, "session=session/created tool=noop entries=9\n");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

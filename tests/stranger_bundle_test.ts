@@ -8,10 +8,10 @@
  * runs through the registry's real pipeline in a real session.
  */
 import assert from "node:assert/strict";
-import { type Context, isTerretError } from "@terret/hames";
+import type { Context } from "@terret/hames";
 import { SessionsKey, ToolsKey } from "@terret/core";
 import { runTrt } from "@terret/cli";
-import { bootProfile, resolveProfile } from "@terret/terret";
+import { bootProfile, COMPOSITION_ERRORS, resolveProfile } from "@terret/terret";
 import { fixedEnv, FIXTURE_BUNDLES, writeTree } from "./fixtures/composition/tree.ts";
 
 /** Runs `name` through the real registry as agent "a1" in a fresh session; returns the tool/result payload. */
@@ -175,7 +175,7 @@ Deno.test("a package named by path (deno.json metadata) needs --allow-config-cod
   await assert.rejects(
     bootProfile("fortune", options),
     (error: unknown) =>
-      isTerretError(error, "ConfigCodeRefused") &&
+      COMPOSITION_ERRORS.is(error, "ConfigCodeRefused") &&
       error.message ===
         `Cannot load plugin "dice" from "./dice.js#dice" (declared by bundle ../../../vendor/dice (${
           tree.path("vendor/dice/dice.yml")

@@ -1,20 +1,21 @@
 // deno-lint-ignore-file no-console
 /**
- * Generates `docs/events.md` and `docs/config-catalog.md` from the declarations every package exports.
+ * Generates `docs/events.md`, `docs/config-catalog.md` and `docs/errors.md` from the declarations every package exports.
  * With `--check`, writes nothing and exits 1 when a committed catalog drifts from the code.
  *
  * Run: deno task catalog [--check]
  *
  * @module
  */
-import { renderConfigCatalog, renderEventCatalog } from "@terret/hames";
-import { CATALOG_EVENTS, CATALOG_PLUGINS } from "./catalog_sources.ts";
+import { renderConfigCatalog, renderErrorCatalog, renderEventCatalog } from "@terret/hames";
+import { CATALOG_ERRORS, CATALOG_EVENTS, CATALOG_PLUGINS } from "./catalog_sources.ts";
 
 const check = Deno.args.includes("--check");
 const root = new URL("../", import.meta.url);
 const outputs: [string, string][] = [
   ["docs/events.md", renderEventCatalog(CATALOG_EVENTS)],
   ["docs/config-catalog.md", renderConfigCatalog(CATALOG_PLUGINS)],
+  ["docs/errors.md", renderErrorCatalog(CATALOG_ERRORS)],
 ];
 
 let drift = false;

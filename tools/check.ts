@@ -1,7 +1,7 @@
 // deno-lint-ignore-file no-console
 /**
- * The project's checks, in order: formatting, lint, type check of every module and of every JSDoc example,
- * `deno publish --dry-run` for
+ * The project's checks, in order: formatting, lint, type check of every module, every JSDoc example run (type
+ * checked and executed, as `deno test --doc` does), `deno publish --dry-run` for
  * every workspace member (slow types, licenses, versions), the layering rule, and catalog drift.
  * Exits non-zero on the first failure.
  *
@@ -18,7 +18,11 @@ const steps: { name: string; cwd: string; args: string[] }[] = [
   { name: "fmt", cwd: root, args: ["fmt", "--check"] },
   { name: "lint", cwd: root, args: ["lint"] },
   { name: "type check", cwd: root, args: ["check", "."] },
-  { name: "doc examples type check", cwd: root, args: ["check", "--doc", "."] },
+  {
+    name: "doc examples",
+    cwd: root,
+    args: ["test", "-A", "--doc", "--permit-no-files", ...await documentedModules(members)],
+  },
   ...members.map((member) => ({
     name: `publish dry run (${member})`,
     cwd: `${root}${member}`,
@@ -27,6 +31,30 @@ const steps: { name: string; cwd: string; args: string[] }[] = [
   { name: "layering", cwd: root, args: ["run", "-A", "tools/layers.ts"] },
   { name: "catalog drift", cwd: root, args: ["run", "-A", "tools/catalog.ts", "--check"] },
 ];
+
+/**
+ * The published modules (not tests, benchmarks, examples or tools) whose JSDoc holds a code block: passed to
+ * `deno test --doc` by name, so their examples run and no test file runs twice.
+ */
+async function documentedModules(dirs: readonly string[]): Promise<string[]> {
+  // Top-level folders that are not published; hidden folders and node_modules anywhere.
+  const skip = /^(tests|bench|examples|tools)\/|(^|\/)(node_modules|\.[^/]+)\//;
+  const found: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for await (const entry of Deno.readDir(`${root}${dir}`)) {
+      const path = dir === "." ? entry.name : `${dir}/${entry.name}`;
+      if (entry.isDirectory) {
+        if (!skip.test(`${path}/`) && !config.workspace.some((m) => m === `./${path}`)) {
+          await walk(path);
+        }
+      } else if (entry.isFile && path.endsWith(".ts") && !path.endsWith("_test.ts")) {
+        if ((await Deno.readTextFile(`${root}${path}`)).includes("```ts")) found.push(path);
+      }
+    }
+  };
+  for (const dir of dirs) await walk(dir.replace(/^\.\//, "") || ".");
+  return found.sort();
+}
 
 for (const step of steps) {
   const started = performance.now();

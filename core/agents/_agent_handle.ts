@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { type Context, type Logger, TerretError } from "@terret/hames";
+import type { Context, Logger } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import type { Content } from "../sessions/events.ts";
 import { ContextInjected, UserMessage } from "../sessions/events.ts";
 import { schemaIssues } from "../sessions/_fast_checks.ts";

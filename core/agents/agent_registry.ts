@@ -11,8 +11,8 @@ import {
   type HostPermissions,
   Service,
   type ServiceKey,
-  TerretError,
 } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { assertSessionId, SESSION_ID_PATTERN } from "../sessions/envelope.ts";
 import { type Sessions, SessionsKey } from "../sessions/sessions.ts";
 import type { Agent } from "./agent.ts";

@@ -5,13 +5,8 @@
  *
  * @module
  */
-import {
-  type HostPermissions,
-  isTerretError,
-  Service,
-  type ServiceKey,
-  TerretError,
-} from "@terret/hames";
+import { type HostPermissions, Service, type ServiceKey } from "@terret/hames";
+import { CORE_ERRORS, TerretError } from "../errors.ts";
 import type { z } from "zod";
 import { AgentsKey } from "../agents/agent_registry.ts";
 import { AGENT_SHUTDOWN } from "../agents/driver.ts";
@@ -250,7 +245,7 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
     waiters.add(waiter);
     this.#waiters.set(k, waiters);
     const onAbort = (): void => {
-      if (!isTerretError(signal.reason, AGENT_SHUTDOWN)) {
+      if (!CORE_ERRORS.is(signal.reason, AGENT_SHUTDOWN)) {
         this.#commit(call.session_id, request, {
           decision: "deny",
           by: { kind: "client" },
@@ -341,7 +336,7 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
     }).then(() => {
       if (!this.#waiters.has(key(sessionId, request.request_id))) this.#wakeAgent(sessionId);
     }, (error) => {
-      if (!isTerretError(error, "AlreadyResolved")) {
+      if (!CORE_ERRORS.is(error, "AlreadyResolved")) {
         this.ctx.logger.log("error", `Cannot expire approval request "${request.request_id}"`, {
           session_id: sessionId,
           error,
@@ -371,8 +366,11 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
     }
     if (answered.length === 0) return;
     const resuming = (async () => {
-      // After this row and the ones mounted with it have started: the agents service and the driver are up.
-      await Promise.resolve();
+      // Once the host has settled (every row mounted with this one started, tools registered), not mid-boot.
+      for (let settled = 0; settled < 3; settled++) {
+        await this.ctx.idle();
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
       const agents = this.ctx.maybe(AgentsKey);
       for (const agentId of answered) {
         try {

@@ -79,7 +79,7 @@ const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
  *
  * @example
  * ```ts
- * import { readBashCommand } from "@terret/core";
+ * import { readBashCommand } from "@terret/core/approvals";
  * console.log(readBashCommand("npm 'test' --watch")); // { kind: "simple", assignments: [], words: ["npm", "test", "--watch"] }
  * console.log(readBashCommand("npm test; rm -rf /").kind); // "compound"
  * ```

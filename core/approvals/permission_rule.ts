@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { fnmatch } from "../tools/fnmatch.ts";
 import { bashPieces, readBashCommand } from "./bash_command.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { isTerretError } from "@terret/hames";
+import { CORE_ERRORS } from "../errors.ts";
 import { readBashCommand } from "./bash_command.ts";
 import { denyMatches, parseRule, ruleMatches } from "./permission_rule.ts";
 import { rememberRule } from "./remember_rule.ts";
@@ -174,7 +174,7 @@ Deno.test("parseRule() reads Claude Code's shapes and refuses malformed rules wi
   ];
   for (const [text, message] of refusals) {
     assert.throws(() => parseRule(text), (error: unknown) => {
-      assert.ok(isTerretError(error, "InvalidRule"), text);
+      assert.ok(CORE_ERRORS.is(error, "InvalidRule"), text);
       assert.equal(error.message, message);
       return true;
     });
@@ -197,13 +197,13 @@ Deno.test("rememberRule() derives the documented rule, or refuses what it cannot
   assert.throws(
     () => rememberRule({ name: "Bash", args: { command: "npm test && curl x" } }),
     (error: unknown) =>
-      isTerretError(error, "CannotRemember") &&
+      CORE_ERRORS.is(error, "CannotRemember") &&
       error.message ===
         'Cannot remember a rule for the call to "Bash": the command is not one simple command (a ' +
           "background or && list (&)); answer without remember",
   );
   assert.throws(
     () => rememberRule({ name: "Bash", args: { command: "FOO=1 npm test" } }),
-    (error: unknown) => isTerretError(error, "CannotRemember"),
+    (error: unknown) => CORE_ERRORS.is(error, "CannotRemember"),
   );
 });

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { readBashCommand } from "./bash_command.ts";
 import { parseRule } from "./permission_rule.ts";
 

@@ -11,8 +11,8 @@ import {
   type HostPermissions,
   Service,
   type ServiceKey,
-  TerretError,
 } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { LlmStream, type LlmStreamPayload } from "./events.ts";
 import type {
   HttpTransport,

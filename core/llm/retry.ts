@@ -73,7 +73,7 @@ export function isRetryableStatus(status: number): boolean {
  *
  * @example
  * ```ts
- * import { backoffDelay, DEFAULT_RETRY_POLICY } from "@terret/core";
+ * import { backoffDelay, DEFAULT_RETRY_POLICY } from "@terret/core/llm";
  * backoffDelay(2, DEFAULT_RETRY_POLICY, () => 0.5); // 1500: half of 2000, plus half of the other half
  * ```
  */

@@ -23,7 +23,7 @@ export interface SseTextParser {
  *
  * @example
  * ```ts
- * import { SseDecoder } from "@terret/core";
+ * import { SseDecoder } from "@terret/core/llm";
  * const seen: string[] = [];
  * const decoder = new SseDecoder((data) => seen.push(data));
  * const bytes = new TextEncoder().encode(": keepalive\n\ndata: {\"a\":1}\n\n");

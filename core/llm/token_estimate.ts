@@ -19,7 +19,7 @@ const IMAGE_TOKENS = 1_200;
  *
  * @example
  * ```ts
- * import { estimateTokens } from "@terret/core";
+ * import { estimateTokens } from "@terret/core/llm";
  * estimateTokens({ messages: [{ role: "user", parts: [{ type: "text", text: "hello world!" }] }] }); // 7
  * ```
  */

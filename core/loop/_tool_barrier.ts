@@ -38,7 +38,7 @@ export class Abandoned extends Error {
  * Chunks calls into barrier runs: maximal runs of adjacent calls whose tool is `parallel`, and single `serial`
  * calls (an unknown tool counts as `serial`).
  */
-export function barrierRuns(
+function barrierRuns(
   calls: readonly ToolCallRequest[],
   concurrency: (name: string) => "parallel" | "serial",
 ): ToolCallRequest[][] {

@@ -18,7 +18,9 @@
  *
  * @module
  */
-import { type Context, isTerretError, TerretError } from "@terret/hames";
+import type { Context } from "@terret/hames";
+import { TerretError } from "../errors.ts";
+import { CORE_ERRORS } from "../errors.ts";
 import type { TurnOutcome, TurnRun } from "../agents/driver.ts";
 import { AGENT_SHUTDOWN } from "../agents/driver.ts";
 import { Llm } from "../llm/llm_registry.ts";
@@ -333,7 +335,7 @@ class Turn {
   }
 
   get #stopping(): boolean {
-    return this.#run.signal.aborted && isTerretError(this.#run.signal.reason, AGENT_SHUTDOWN);
+    return this.#run.signal.aborted && CORE_ERRORS.is(this.#run.signal.reason, AGENT_SHUTDOWN);
   }
 
   #abandonIfStopping(): void {

@@ -11,7 +11,7 @@
  *
  * @example
  * ```ts
- * import { carriesMarker } from "@terret/core";
+ * import { carriesMarker } from "@terret/core/loop";
  * console.log(carriesMarker({ command: "curl -H 'Bearer [REDACTED]'" }, ["[REDACTED]"])); // true
  * console.log(carriesMarker({ "[REDACTED]": 1 }, ["[REDACTED]"])); // true
  * console.log(carriesMarker({ command: "ls" }, ["[REDACTED]"])); // false

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { ToolApproval, ToolConcurrency } from "../tools/tool.ts";
+import { MCP_RUNTIME_ENV } from "./runtime_env.ts";
 
 /** Policy metadata that can be set per tool, over the server's defaults. */
 export interface McpToolOverride {
@@ -21,7 +22,12 @@ export interface McpStdioTarget {
   readonly args: readonly string[];
   /** The working directory; default: the first granted workspace directory. */
   readonly cwd?: string;
-  /** The only variables the server gets beyond the subprocess row's base environment (no ambient secrets). */
+  /**
+   * Host variables the server inherits (when set on the host) beyond the subprocess row's base environment;
+   * default {@linkcode MCP_RUNTIME_ENV} (cache, CAs, registry and proxy, never a URL with credentials).
+   */
+  readonly inherit_env: readonly string[];
+  /** Fixed variables the server gets on top (they win over inherited ones); no ambient secrets. */
   readonly env: Readonly<Record<string, string>>;
 }
 
@@ -136,8 +142,12 @@ export const mcpServerConfig: z.ZodType<McpServerConfig, unknown> = z.discrimina
       args: z.array(z.string()).default([]).describe("Its arguments"),
       cwd: z.string().refine((path) => path.startsWith("/"), { message: "must be absolute" })
         .optional().describe("Working directory (default: the first workspace directory)"),
+      inherit_env: z.array(envName).default([...MCP_RUNTIME_ENV]).describe(
+        "Host variables the server inherits beyond the subprocess row's base environment (default: Deno's " +
+          "cache, CA and proxy variables and the npm registry; a URL with credentials is never inherited)",
+      ),
       env: z.record(envName, z.string()).default({}).describe(
-        "The only variables the server gets beyond the subprocess row's base environment",
+        "Fixed variables the server gets on top of the inherited ones",
       ),
     }),
     z.strictObject({

@@ -18,7 +18,8 @@ import type {
   JsonSchemaValidator,
   jsonSchemaValidator,
 } from "@modelcontextprotocol/sdk/validation";
-import { type Logger, TerretError } from "@terret/hames";
+import type { Logger } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 
 /** Where a connection stands. */
 export type McpConnectionState =

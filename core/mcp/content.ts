@@ -87,7 +87,7 @@ export function toToolOutcome(
 }
 
 /** Collapses all-text parts into one string; keeps the list when an image is among them. */
-export function joinParts(parts: readonly (TextPart | ImagePart)[]): ToolContent {
+function joinParts(parts: readonly (TextPart | ImagePart)[]): ToolContent {
   if (parts.every((part) => part.type === "text")) {
     return parts.map((part) => (part as TextPart).text).join("\n");
   }

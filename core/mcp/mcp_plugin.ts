@@ -4,13 +4,8 @@
  *
  * @module
  */
-import {
-  type Context,
-  definePlugin,
-  type Plugin,
-  type ServiceKey,
-  TerretError,
-} from "@terret/hames";
+import { type Context, definePlugin, type Plugin, type ServiceKey } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { PromptKey } from "../prompt/prompt_assembler.ts";
 import { SubprocessKey } from "../seams/subprocess.ts";
 import { WorkspaceKey } from "../seams/workspace.ts";
@@ -21,13 +16,16 @@ import type { OpenedTransport } from "./connection.ts";
 import { McpServerState, McpToolsReconciled } from "./events.ts";
 import { McpToolSource } from "./tool_source.ts";
 import { httpOpener, stdioOpener } from "./transports.ts";
+import { inheritedEnv, readHostEnv } from "./runtime_env.ts";
 
 /**
  * Connects one MCP server and keeps its tools registered while the row lives.
  *
  * - **stdio**: `command`/`args` are spawned through the `subprocess` seam, so through `sandbox.wrap` like every
  *   program (a `deno` or `docker` sandbox contains the server); the server gets the subprocess row's base
- *   environment plus the row's `env`, nothing else. Its working directory is `cwd` or the first workspace
+ *   environment, the host variables named in `inherit_env` (by default what a Deno or npm server needs: the cache,
+ *   CAs, the registry and proxy, never a URL with credentials; see `MCP_RUNTIME_ENV`) and the row's
+ *   `env`, nothing else. Its working directory is `cwd` or the first workspace
  *   directory. Each (re)connection spawns it anew; stopping the row closes its stdin, then kills its process group.
  * - **http**: Streamable HTTP at `url` with the row's `headers` (protocol revisions 2025-06-18 and 2025-11-25);
  *   each (re)connection is a new session, ended with a DELETE when the row stops.
@@ -40,7 +38,8 @@ import { httpOpener, stdioOpener } from "./transports.ts";
  * Injects `tools`; a stdio row also `subprocess` and `workspace`, a row with `resources` also `prompt`.
  *
  * **Permissions** (for `trt permissions`): an http row needs `--allow-net` for the URL's host (and port); a stdio
- * row needs nothing beyond what the `subprocess` row declares.
+ * row needs `--allow-env` for the names in `inherit_env` (read once, at mount) and nothing else beyond what the
+ * `subprocess` row declares.
  */
 export const mcpPlugin: Plugin<McpServerConfig> = definePlugin({
   name: "terret-mcp",
@@ -53,7 +52,10 @@ export const mcpPlugin: Plugin<McpServerConfig> = definePlugin({
     if (config.resources.length > 0) keys.push(PromptKey);
     return keys;
   },
-  permissions: (config) => config.transport === "http" ? { net: [new URL(config.url).host] } : {},
+  permissions: (config) =>
+    config.transport === "http"
+      ? { net: [new URL(config.url).host] }
+      : { env: [...config.inherit_env] },
   async apply(ctx, config) {
     const tools = ctx.get(ToolsKey);
     const prompt = config.resources.length > 0 ? ctx.get(PromptKey) : undefined;
@@ -103,7 +105,10 @@ function opener(ctx: Context, config: McpServerConfig): () => Promise<OpenedTran
     server: config.name,
     argv: [config.command, ...config.args],
     cwd,
-    env: config.env,
+    env: {
+      ...inheritedEnv(config.name, config.inherit_env, readHostEnv, ctx.logger),
+      ...config.env,
+    },
     stderrLimit: config.stderr_log_chars,
   }, ctx.logger);
 }

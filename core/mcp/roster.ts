@@ -7,7 +7,8 @@
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
-import { type Logger, TerretError } from "@terret/hames";
+import type { Logger } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { canonicalJson } from "../sessions/digest.ts";
 import type { McpToolOverride } from "./config.ts";
 import type { StructuredContentCheck } from "./content.ts";

@@ -272,7 +272,7 @@ export class SubprocessStdioTransport implements Transport {
 }
 
 /** Describes how a server process ended, with the tail of its stderr. */
-export function describeExit(exit: ChildExit, stderr: TailLog): string {
+function describeExit(exit: ChildExit, stderr: TailLog): string {
   const how = exit.signal !== null
     ? `was killed by ${exit.signal}`
     : `exited with code ${exit.code}`;

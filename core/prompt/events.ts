@@ -1,5 +1,5 @@
 /**
- * The prompt's events: the durable persona amendment and the assembler's collection event.
+ * The prompt's events: the durable persona amendment.
  *
  * @module
  */
@@ -34,29 +34,7 @@ export const PersonaAmended: EmitEvent<PersonaAmendedPayload> = defineEvent("per
   >,
 });
 
-/** What the prompt's collection event carries: listeners add the sections they registered with `prompt`. */
-export interface SectionCollector {
-  /** The assembler instance collecting. */
-  readonly assembler: object;
-  /** Adds one registration. */
-  add(entry: unknown): void;
-}
-
-/**
- * `prompt/collect` (emit): the assembler's own mechanism for finding the sections visible from a context (each
- * registration listens on its owner's context). Register sections through `prompt.register`; never listen to it.
- */
-export const PromptCollect: EmitEvent<SectionCollector> = defineEvent("prompt/collect", {
-  mode: "emit",
-  owner: OWNER,
-  description:
-    "Internal to the prompt assembler: collects the sections visible from the dispatching context (each " +
-    "registration listens on its owner's context); register with prompt.register, never listen to it.",
-  payload: z.custom<SectionCollector>((value) => typeof value === "object" && value !== null),
-});
-
 /** The prompt's events. */
 export const PROMPT_EVENTS: readonly EventDefinition[] = Object.freeze([
   PersonaAmended,
-  PromptCollect,
 ] as EventDefinition[]);

@@ -9,15 +9,16 @@ import {
   defineService,
   type Disposer,
   type HostPermissions,
+  ScopedCollection,
   Service,
   type ServiceKey,
-  TerretError,
 } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { z } from "zod";
 import type { LlmCapabilities } from "../llm/vocabulary.ts";
 import { SessionProjection } from "../sessions/session_projection.ts";
 import { SessionsKey } from "../sessions/sessions.ts";
-import { PersonaAmended, PromptCollect } from "./events.ts";
+import { PersonaAmended } from "./events.ts";
 import {
   amendedPersona,
   initialPersona,
@@ -126,10 +127,6 @@ export const promptConfig: z.ZodType<PromptConfig> = z.strictObject({
   ),
 }) as z.ZodType<PromptConfig>;
 
-interface Registration {
-  readonly section: PromptSection;
-}
-
 /**
  * The prompt assembler (plugin `terret-prompt`, row `prompt`): registers `persona/amended` with the log and the
  * two persona sections at reserved priorities.
@@ -152,7 +149,7 @@ export class PromptAssembler extends Service<PromptConfig> implements Prompt {
     return {};
   }
 
-  readonly #token = Object.freeze({});
+  readonly #sections = new ScopedCollection<PromptSection, readonly PromptSection[]>(renderOrder);
   #personas: SessionProjection<PersonaState> | undefined;
 
   override start(): void {
@@ -256,26 +253,23 @@ export class PromptAssembler extends Service<PromptConfig> implements Prompt {
         { details: { name: frozen.name } },
       );
     }
-    const registration: Registration = { section: frozen };
-    const token = this.#token;
-    return owner.on(PromptCollect, (collector) => {
-      if (collector.assembler === token) collector.add(registration);
-    });
+    return this.#sections.add(owner, frozen, `prompt section ${frozen.name}`);
   }
 
-  #collect(ctx: Context): PromptSection[] {
-    const byName = new Map<string, PromptSection>();
-    ctx.emit(PromptCollect, {
-      assembler: this.#token,
-      add: (entry) => {
-        const { section } = entry as Registration;
-        byName.set(section.name, section);
-      },
-    });
-    return [...byName.values()].sort((a, b) =>
-      a.priority - b.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
-    );
+  #collect(ctx: Context): readonly PromptSection[] {
+    return this.#sections.view(ctx);
   }
+}
+
+/** The sections visible from one context in render order: a nearer section replaces a farther one of its name. */
+function renderOrder(sections: readonly PromptSection[]): readonly PromptSection[] {
+  const byName = new Map<string, PromptSection>();
+  for (const section of sections) byName.set(section.name, section);
+  return Object.freeze(
+    [...byName.values()].sort((a, b) =>
+      a.priority - b.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+    ),
+  );
 }
 
 function renderSection(section: PromptSection, env: PromptEnv): string {

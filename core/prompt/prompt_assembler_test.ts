@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { createContext, isTerretError } from "@terret/hames";
+import { createContext } from "@terret/hames";
 import { memoryStorePlugin } from "../sessions/memory_store.ts";
 import { SessionsKey } from "../sessions/sessions.ts";
 import { sessionsPlugin } from "../sessions/sessions_plugin.ts";
 import { createToolStack } from "../tools/testing.ts";
-import { PromptCollect } from "./events.ts";
 import { AMENDMENTS_HEADING, amendPersona, personaFromLog } from "./persona.ts";
 import { PromptAssembler, PromptKey, type PromptSection } from "./prompt_assembler.ts";
+import { CORE_ERRORS, type CoreErrorCode } from "../errors.ts";
 
 const INPUT = { session_id: "s1", agent_id: "a1" };
 
@@ -91,7 +91,7 @@ Deno.test("register() refuses bad sections, reserved priorities and visible dupl
     assert.throws(
       () => prompt.register(ctx.fork("agent"), section(name, 100, "y")),
       (error: unknown) =>
-        isTerretError(error, "SectionExists") &&
+        CORE_ERRORS.is(error, "SectionExists") &&
         error.message ===
           `Cannot register prompt section "${name}": a section with this name is already registered`,
     );
@@ -104,17 +104,17 @@ Deno.test("a fork's sections render for that agent alone and die with the fork",
   const { prompt, ctx } = stack;
   prompt.register(ctx, section("shared", 100, "shared"));
   const a = ctx.fork("agent-a");
-  const before = ctx.listenerCount(PromptCollect);
+  const before = ctx.effectLabels();
   prompt.register(a, section("a.only", 110, "only a"));
   assert.deepStrictEqual(
     [await prompt.assemble(a, INPUT), await prompt.assemble(ctx, INPUT)],
     ["shared\n\nonly a", "shared"],
   );
-  assert.equal(a.listenerCount(PromptCollect), 1);
+  assert.deepStrictEqual(a.effectLabels(), ["on hames/collect", "prompt section a.only"]);
   await a.dispose();
   assert.deepStrictEqual(
-    [a.listenerCount(PromptCollect), ctx.listenerCount(PromptCollect)],
-    [0, before],
+    [a.effectCount, ctx.effectLabels(), await prompt.assemble(ctx, INPUT)],
+    [0, before.filter((label) => label !== "scope agent-a"), "shared"],
   );
 });
 
@@ -166,10 +166,10 @@ Deno.test("assemble() refuses an unknown session, a failing or non-string sectio
   await assert.rejects(
     prompt.assemble(ctx, { ...INPUT, session_id: "ghost" }),
     (error: unknown) =>
-      isTerretError(error, "SessionNotFound") &&
+      CORE_ERRORS.is(error, "SessionNotFound") &&
       error.message === 'Cannot assemble the prompt for session "ghost": the log does not hold it',
   );
-  const cases: [PromptSection, string, string][] = [
+  const cases: [PromptSection, CoreErrorCode, string][] = [
     [
       {
         name: "thrower",
@@ -197,7 +197,7 @@ Deno.test("assemble() refuses an unknown session, a failing or non-string sectio
     const off = prompt.register(ctx, bad);
     await assert.rejects(
       prompt.assemble(ctx, INPUT),
-      (error: unknown) => isTerretError(error, code) && error.message === message,
+      (error: unknown) => CORE_ERRORS.is(error, code) && error.message === message,
     );
     await off();
   }
@@ -260,7 +260,7 @@ Deno.test("persona/amended is a registered durable type only while the prompt ro
   await sessions.create({ session_id: "s1" });
   await assert.rejects(
     amendPersona(sessions, "s1", { text: "x" }),
-    (error: unknown) => isTerretError(error, "UnknownEventType"),
+    (error: unknown) => CORE_ERRORS.is(error, "UnknownEventType"),
   );
   const fiber = ctx.plugin(PromptAssembler, {});
   await ctx.idle();
@@ -268,7 +268,7 @@ Deno.test("persona/amended is a registered durable type only while the prompt ro
   await fiber.dispose();
   await assert.rejects(
     amendPersona(sessions, "s1", { text: "y" }),
-    (error: unknown) => isTerretError(error, "UnknownEventType"),
+    (error: unknown) => CORE_ERRORS.is(error, "UnknownEventType"),
   );
   await assert.rejects(
     amendPersona(sessions, "s1", { text: 3 as unknown as string }),

@@ -35,7 +35,7 @@ export interface RedactorOptions {
  *
  * @example
  * ```ts
- * import { Redactor } from "@terret/core";
+ * import { Redactor } from "@terret/core/redaction";
  * const redactor = new Redactor({ patterns: ["sk-[A-Za-z0-9]{8,}"] });
  * redactor.addLiteral("hunter2hunter2");
  * console.log(redactor.redact("key sk-abcdefgh12 and hunter2hunter2")); // "key -REDACTED- and -REDACTED-"
@@ -165,7 +165,7 @@ export class Redactor {
  *
  * @example
  * ```ts
- * import { DEFAULT_REDACTION_TOKEN, isRedacted } from "@terret/core";
+ * import { DEFAULT_REDACTION_TOKEN, isRedacted } from "@terret/core/redaction";
  * console.log(isRedacted({ command: "echo ok" }, DEFAULT_REDACTION_TOKEN)); // false
  * console.log(isRedacted({ env: { "-REDACTED-": "x" } }, DEFAULT_REDACTION_TOKEN)); // true
  * ```

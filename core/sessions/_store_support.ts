@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { type Context, TerretError } from "@terret/hames";
+import type { Context } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import type { SessionEvent } from "./envelope.ts";
 import type { CommitListener, StoreReadOptions } from "./store.ts";
 
@@ -29,6 +30,28 @@ export function storeClosed(kind: string): TerretError {
 /** `StoreCorrupt`: a stored event that cannot be read back. */
 export function storeCorrupt(where: string, why: string): TerretError {
   return new TerretError("StoreCorrupt", `Cannot read ${where}: ${why}`, { details: { where } });
+}
+
+/**
+ * `StoreCorrupt` for one row of one session: a seq missing from a range read (`found` is the seq the store returned
+ * in its place, `undefined` when none) or a row that cannot be decoded (`why`).
+ */
+export function rowCorrupt(
+  store: string,
+  sessionId: string,
+  seq: number,
+  why: string,
+): TerretError {
+  return new TerretError(
+    "StoreCorrupt",
+    `Cannot read seq ${seq} of session "${sessionId}" from ${store}: ${why}`,
+    { details: { store, session_id: sessionId, seq } },
+  );
+}
+
+/** The reason for a seq missing from a read: the row after it is `found`. */
+export function missingRow(found: number): string {
+  return `the row is missing (the next stored seq is ${found})`;
 }
 
 /** Fans committed events out to listeners, isolating a throwing listener. */

@@ -75,7 +75,7 @@ export interface DeriveOptions {
  *
  * @example
  * ```ts
- * import { deriveMessages } from "@terret/core";
+ * import { deriveMessages } from "@terret/core/sessions";
  * const at = "2026-01-01T00:00:00.000Z";
  * const messages = deriveMessages([
  *   { id: "a", session_id: "s", seq: 1, at, type: "user/message", payload: { content: "hi" }, parent_id: null },

@@ -61,7 +61,7 @@ function encode(value: unknown, out: string[], seen: Set<object>): void {
  *
  * @example
  * ```ts
- * import { digestMessages } from "@terret/core";
+ * import { digestMessages } from "@terret/core/sessions";
  * const a = digestMessages([{ role: "user", parts: [{ type: "text", text: "hi" }] }]);
  * const b = digestMessages([{ parts: [{ text: "hi", type: "text" }], role: "user" }]);
  * console.log(a === b); // true

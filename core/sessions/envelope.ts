@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 
 /**
  * One durable session event, exactly as stored and as sent on the wire.

@@ -1,13 +1,8 @@
 import assert from "node:assert/strict";
 import { createContext, defineEvent } from "@terret/hames";
 import { z } from "zod";
-import {
-  deriveMessages,
-  MemorySessionStore,
-  type Message,
-  SessionLog,
-  SqliteSessionStore,
-} from "@terret/core";
+import { deriveMessages, MemorySessionStore, SqliteSessionStore } from "@terret/core/sessions";
+import { type Message, SessionLog } from "@terret/core";
 
 const text = (role: "user" | "assistant", value: string): Message => ({
   role,

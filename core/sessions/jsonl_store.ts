@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { type Context, definePlugin, type Logger, type Plugin, TerretError } from "@terret/hames";
+import { type Context, definePlugin, type Logger, type Plugin } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { assertSessionId, envelopeOf, type EventDraft, type SessionEvent } from "./envelope.ts";
@@ -15,6 +16,7 @@ import {
   checkSignal,
   CommitListeners,
   readBounds,
+  rowCorrupt,
   sessionExists,
   sessionNotFound,
   storeClosed,
@@ -56,7 +58,7 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
- * import { JsonlSessionStore } from "@terret/core";
+ * import { JsonlSessionStore } from "@terret/core/sessions";
  * const dir = await Deno.makeTempDir();
  * const store = JsonlSessionStore.open({ dir });
  * console.log(await store.list()); // []
@@ -159,7 +161,14 @@ export class JsonlSessionStore implements SessionStore {
       throw error;
     }
     checkSignal(options.signal);
-    return parseLines(bytes, path, { from, to, limit, types: options.types });
+    try {
+      return parseLines(bytes, path, sessionId, { from, to, limit, types: options.types });
+    } catch (error) {
+      if (error instanceof TerretError && error.code === "StoreCorrupt") {
+        this.#logger?.log("error", error.message, { code: error.code, ...error.details });
+      }
+      throw error;
+    }
   }
 
   head(sessionId: string): Promise<number> {
@@ -393,6 +402,7 @@ function parseLine(line: string, path: string, lineNumber: number): SessionEvent
 function parseLines(
   bytes: Uint8Array,
   path: string,
+  sessionId: string,
   range: { from: number; to: number; limit: number; types: readonly string[] | undefined },
 ): SessionEvent[] {
   let text: string;
@@ -408,15 +418,25 @@ function parseLines(
     const end = text.indexOf("\n", start);
     if (end < 0) break;
     if (seq >= range.from) {
-      const event = parseLine(text.slice(start, end), path, seq);
-      if (event.seq !== seq) {
-        throw storeCorrupt(`"${path}"`, `line ${seq} holds seq ${event.seq}`);
+      let event: SessionEvent;
+      try {
+        event = JSON.parse(text.slice(start, end)) as SessionEvent;
+      } catch {
+        throw rowCorrupt(store(path), sessionId, seq, `line ${seq} is not valid JSON`);
+      }
+      if (event?.seq !== seq) {
+        const found = typeof event?.seq === "number" ? `holds seq ${event.seq}` : "has no seq";
+        throw rowCorrupt(store(path), sessionId, seq, `line ${seq} ${found}`);
       }
       if (types === undefined || types.has(event.type)) out.push(event);
     }
     start = end + 1;
   }
   return out;
+}
+
+function store(path: string): string {
+  return `the jsonl store "${path}"`;
 }
 
 /** The JSONL store's config. */

@@ -30,7 +30,7 @@ import {
  *
  * @example
  * ```ts
- * import { MemorySessionStore } from "@terret/core";
+ * import { MemorySessionStore } from "@terret/core/sessions";
  * const store = new MemorySessionStore();
  * const draft = { id: "e1", session_id: "s1", at: new Date().toISOString(), type: "session/created",
  *   payload: {}, payload_json: "{}", parent_id: null, expect: "new" as const };

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 
 /**
  * A scrubber: rewrites a string that is about to enter the log (redacting credentials, typically).

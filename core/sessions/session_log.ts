@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { type Context, type Disposer, type EventDefinition, TerretError } from "@terret/hames";
+import type { Context, Disposer, EventDefinition } from "@terret/hames";
+import { CORE_ERRORS, TerretError } from "../errors.ts";
 import type { Message } from "../llm/vocabulary.ts";
 import { BUILTIN_PROJECTIONS, deriveMessages, type Projection } from "./derive_messages.ts";
 import { createHash } from "node:crypto";
@@ -19,6 +20,7 @@ import {
 } from "./envelope.ts";
 import { InvariantViolated, SESSION_EVENT_TYPES, SessionEventAppended } from "./events.ts";
 import { LiveFeed } from "./_live_feed.ts";
+import { replayThenTail, type TailSource } from "./_replay_tail.ts";
 import { schemaIssues } from "./_fast_checks.ts";
 import { HistoryCache } from "./_history_cache.ts";
 import {
@@ -27,7 +29,7 @@ import {
   normalizePayload,
   type Scrubber,
 } from "./normalize_payload.ts";
-import type { SessionStore, StoreReadOptions } from "./store.ts";
+import type { EventJson, SessionStore, StoreReadOptions } from "./store.ts";
 import { rollupUsage, type UsageRollup } from "./usage.ts";
 import type {
   CreateOptions,
@@ -52,7 +54,10 @@ export interface SessionLogOptions {
 }
 
 const RESERVED = new Set(["session/created", "session/forked"]);
+/** Events per store page of a stream. */
 const REPLAY_PAGE = 1000;
+/** JSON bytes per store page of a JSON stream (stores with `readJson`). */
+const REPLAY_PAGE_BYTES = 256 * 1024;
 
 /**
  * The {@linkcode Sessions} implementation over a {@linkcode SessionStore}.
@@ -60,7 +65,8 @@ const REPLAY_PAGE = 1000;
  * @example
  * ```ts
  * import { createContext } from "@terret/hames";
- * import { MemorySessionStore, SessionLog } from "@terret/core";
+ * import { MemorySessionStore } from "@terret/core/sessions";
+ * import { SessionLog } from "@terret/core";
  * await using ctx = createContext({ mode: "test" });
  * const log = new SessionLog(ctx, new MemorySessionStore());
  * const { session_id } = await log.create();
@@ -82,6 +88,8 @@ export class SessionLog implements Sessions {
   readonly #histories: HistoryCache;
   /** The last `at` written and its millisecond. */
   #clock = { ms: -1, iso: "" };
+  /** The envelope JSON of committed events, serialized once for every JSON stream that tails them. */
+  readonly #json = new WeakMap<SessionEvent, EventJson>();
   /** Canonical JSON of the (deeply frozen) messages the history cache produced, computed once each. */
   readonly #canonical = new WeakMap<Message, string>();
 
@@ -178,6 +186,60 @@ export class SessionLog implements Sessions {
   }
 
   stream(sessionId: string, options: StreamOptions = {}): AsyncIterable<SessionEvent> {
+    const from = this.#streamStart(sessionId, options);
+    return this.#tail(sessionId, from, options.signal, {
+      page: (next, signal) => this.#page(sessionId, next, signal),
+      item: (event) => event,
+      seq: (event) => event.seq,
+    });
+  }
+
+  streamJson(sessionId: string, options: StreamOptions = {}): AsyncIterable<EventJson> {
+    const from = this.#streamStart(sessionId, options);
+    const bytes = options.page_bytes;
+    if (bytes !== undefined && (!Number.isSafeInteger(bytes) || bytes < 1)) {
+      throw new RangeError(
+        `Cannot stream session "${sessionId}": page_bytes must be a positive integer, got ${bytes}`,
+      );
+    }
+    const store = this.#store;
+    const page: TailSource<EventJson>["page"] = store.readJson === undefined
+      ? async (next, signal) =>
+        (await this.#page(sessionId, next, signal)).map((event) => this.#jsonOf(event))
+      : (next, signal) =>
+        store.readJson!(sessionId, {
+          from_seq: next,
+          max_bytes: options.page_bytes ?? REPLAY_PAGE_BYTES,
+          limit: REPLAY_PAGE,
+          ...maybeSignal(signal),
+        });
+    return this.#tail(sessionId, from, options.signal, {
+      page,
+      item: (event) => this.#jsonOf(event),
+      seq: (item) => item.seq,
+    });
+  }
+
+  /**
+   * One page of a stream from `read`. A page that would run into a bad row ends before it (the events before the
+   * hole are delivered); the next page, starting at the row, rejects with the store's `StoreCorrupt`.
+   */
+  async #page(
+    sessionId: string,
+    from: number,
+    signal: AbortSignal | undefined,
+  ): Promise<SessionEvent[]> {
+    const options = { from_seq: from, limit: REPLAY_PAGE, ...maybeSignal(signal) };
+    try {
+      return await this.#store.read(sessionId, options);
+    } catch (error) {
+      const seq = CORE_ERRORS.is(error, "StoreCorrupt") ? error.details?.seq : undefined;
+      if (typeof seq !== "number" || seq <= from) throw error;
+      return await this.#store.read(sessionId, { ...options, to_seq: seq - 1 });
+    }
+  }
+
+  #streamStart(sessionId: string, options: StreamOptions): number {
     assertSessionId(sessionId);
     const from = options.from_seq ?? 1;
     if (!Number.isSafeInteger(from) || from < 1) {
@@ -185,7 +247,17 @@ export class SessionLog implements Sessions {
         `Cannot stream session "${sessionId}": from_seq must be a positive integer, got ${from}`,
       );
     }
-    return this.#stream(sessionId, from, options.signal);
+    return from;
+  }
+
+  /** An event's envelope JSON, serialized once per event object. */
+  #jsonOf(event: SessionEvent): EventJson {
+    let json = this.#json.get(event);
+    if (json === undefined) {
+      json = { seq: event.seq, json: JSON.stringify(event) };
+      this.#json.set(event, json);
+    }
+    return json;
   }
 
   async fork(sourceId: string, options: ForkOptions): Promise<SessionEvent> {
@@ -432,50 +504,19 @@ export class SessionLog implements Sessions {
     if (feeds !== undefined) { for (const feed of feeds) feed.push(event); }
   }
 
-  async *#stream(
+  /** Registers a live feed for the session, then runs the one replay-then-tail algorithm over `source`. */
+  async *#tail<T>(
     sessionId: string,
     from: number,
     signal: AbortSignal | undefined,
-  ): AsyncGenerator<SessionEvent> {
+    source: TailSource<T>,
+  ): AsyncGenerator<T> {
     const feed = new LiveFeed(this.#bufferLimit);
     let feeds = this.#feeds.get(sessionId);
     if (feeds === undefined) this.#feeds.set(sessionId, feeds = new Set());
     feeds.add(feed);
-    let next = from;
-    let replay = true;
     try {
-      while (!isAborted(signal) && !feed.closed) {
-        if (replay || feed.behind) {
-          feed.clear();
-          let page: SessionEvent[];
-          try {
-            page = await this.#store.read(sessionId, {
-              from_seq: next,
-              limit: REPLAY_PAGE,
-              ...signalOf(signal === undefined ? {} : { signal }),
-            });
-          } catch (error) {
-            if (isAborted(signal) || feed.closed) return;
-            throw error;
-          }
-          for (const event of page) {
-            if (event.seq !== next) continue;
-            yield event;
-            next++;
-          }
-          replay = page.length === REPLAY_PAGE;
-          continue;
-        }
-        const event = feed.shift();
-        if (event === undefined) {
-          await feed.wait(signal);
-        } else if (event.seq > next) {
-          feed.behind = true;
-        } else if (event.seq === next) {
-          yield event;
-          next++;
-        }
-      }
+      yield* replayThenTail(sessionId, from, feed, source, signal);
     } finally {
       feeds.delete(feed);
       if (feeds.size === 0 && this.#feeds.get(sessionId) === feeds) this.#feeds.delete(sessionId);
@@ -487,13 +528,13 @@ function signalOf(options: SignalOptions): { signal?: AbortSignal } {
   return options.signal === undefined ? {} : { signal: options.signal };
 }
 
-function isAborted(signal: AbortSignal | undefined): boolean {
-  return signal?.aborted === true;
-}
-
 /** True when both lists hold the very same message objects in the same order. */
 function sameMessages(a: readonly Message[], b: readonly Message[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
+}
+
+function maybeSignal(signal: AbortSignal | undefined): { signal?: AbortSignal } {
+  return signal === undefined ? {} : { signal };
 }

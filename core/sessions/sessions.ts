@@ -15,7 +15,7 @@ import type { Message } from "../llm/vocabulary.ts";
 import type { Projection } from "./derive_messages.ts";
 import type { AppendInput, SessionEvent } from "./envelope.ts";
 import type { NormalizedPayload, Scrubber } from "./normalize_payload.ts";
-import type { StoreReadOptions } from "./store.ts";
+import type { EventJson, StoreReadOptions } from "./store.ts";
 import type { UsageRollup } from "./usage.ts";
 
 /** Options carrying only a signal. */
@@ -35,6 +35,11 @@ export interface CreateOptions extends SignalOptions {
 export interface StreamOptions extends SignalOptions {
   /** The first seq yielded (default 1). */
   readonly from_seq?: number;
+  /**
+   * `streamJson` only: JSON bytes per store page (default 256 KiB; at least one event), where the store reads by
+   * bytes. What a stream holds besides its live buffer.
+   */
+  readonly page_bytes?: number;
 }
 
 /** Options for {@linkcode Sessions.fork}. */
@@ -95,8 +100,19 @@ export interface Sessions {
   head(sessionId: string, options?: SignalOptions): Promise<number>;
   /** Every session id, sorted. */
   list(options?: SignalOptions): Promise<string[]>;
-  /** Replays from `from_seq`, then tails live: no gap, no duplicate; ends when `signal` aborts. */
+  /**
+   * Replays from `from_seq`, then tails live: no gap, no duplicate; ends when `signal` aborts. Pull-based: the
+   * store is read a page at a time as the consumer pulls, and live commits wait in a bounded buffer; a consumer
+   * that falls behind it loses nothing (the buffer is dropped and the stream catches up from the store). A seq the
+   * store cannot return (a missing or undecodable row) ends the stream with `StoreCorrupt` naming the seq.
+   */
   stream(sessionId: string, options?: StreamOptions): AsyncIterable<SessionEvent>;
+  /**
+   * {@linkcode Sessions.stream} as envelope JSON text: stored events are framed as the store holds them (no parse,
+   * no re-serialization, pages sized by bytes where the store offers `readJson`), and each live event is serialized
+   * once for every stream that tails it.
+   */
+  streamJson(sessionId: string, options?: StreamOptions): AsyncIterable<EventJson>;
   /** Copies events up to `boundary_seq` into a new session, followed by `session/forked`; returns that event. */
   fork(sourceId: string, options: ForkOptions): Promise<SessionEvent>;
   /** The rollup of every `step/end` usage. */

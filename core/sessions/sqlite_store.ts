@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { type Context, definePlugin, type Logger, type Plugin, TerretError } from "@terret/hames";
+import { type Context, definePlugin, type Logger, type Plugin } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { setImmediate } from "node:timers";
 import { dirname, isAbsolute, join, resolve } from "node:path";
@@ -16,15 +17,19 @@ import {
   checkImport,
   checkSignal,
   CommitListeners,
+  missingRow,
   readBounds,
+  rowCorrupt,
   sessionExists,
   sessionNotFound,
   storeClosed,
 } from "./_store_support.ts";
 import {
   type CommitListener,
+  type EventJson,
   type SessionStore,
   SessionStoreKey,
+  type StoreJsonReadOptions,
   type StoreReadOptions,
   type StoreStats,
 } from "./store.ts";
@@ -71,6 +76,12 @@ const COLUMNS = "seq, id, at, type, parent_id, payload";
 const INSERT_ROWS = 16;
 
 type Row = [number, string, string, string, string | null, string];
+/** A row with `json_valid(payload)` (1 when the payload is well-formed JSON). */
+type JsonRow = [number, string, string, string, string | null, string, number];
+
+/** Default `max_bytes` and `limit` of {@linkcode SqliteSessionStore.readJson}. */
+const JSON_PAGE_BYTES = 256 * 1024;
+const JSON_PAGE_EVENTS = 1000;
 
 /**
  * A {@linkcode SessionStore} in one SQLite file.
@@ -82,7 +93,7 @@ type Row = [number, string, string, string, string | null, string];
  *
  * @example
  * ```ts
- * import { SqliteSessionStore } from "@terret/core";
+ * import { SqliteSessionStore } from "@terret/core/sessions";
  * const store = SqliteSessionStore.open({ path: ":memory:" });
  * console.log(await store.head("nobody")); // 0
  * await store.close();
@@ -98,6 +109,10 @@ export class SqliteSessionStore implements SessionStore {
   readonly #head: StatementSync;
   readonly #range: StatementSync;
   readonly #rangeTyped: StatementSync;
+  readonly #rangeJson: StatementSync;
+  /** The average envelope JSON size of recent `readJson` pages: how many rows a page asks for. */
+  #jsonSize = 1024;
+  readonly #logger: Logger | undefined;
   readonly #list: StatementSync;
   readonly #begin: StatementSync;
   readonly #commitTx: StatementSync;
@@ -123,8 +138,14 @@ export class SqliteSessionStore implements SessionStore {
     this.#rangeTyped = db.prepare(
       `${range} AND type IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?`,
     );
+    this.#rangeJson = db.prepare(
+      `SELECT ${COLUMNS}, json_valid(payload) FROM session_events WHERE session_id = ? AND seq >= ? ` +
+        "ORDER BY seq LIMIT ?",
+    );
+    this.#logger = options.logger;
     returnArrays(this.#range);
     returnArrays(this.#rangeTyped);
+    returnArrays(this.#rangeJson);
     returnArrays(this.#head);
     this.#list = db.prepare("SELECT DISTINCT session_id FROM session_events ORDER BY session_id");
     this.#begin = db.prepare("BEGIN IMMEDIATE");
@@ -215,23 +236,79 @@ export class SqliteSessionStore implements SessionStore {
         ? this.#range.all(sessionId, next, to, want)
         : this.#rangeTyped.all(sessionId, next, to, types, want)) as unknown as Row[];
       for (const row of rows) {
+        if (types === undefined && row[0] !== next) {
+          throw this.#corrupt(sessionId, next, missingRow(row[0]));
+        }
         out.push({
           id: row[1],
           session_id: sessionId,
           seq: row[0],
           at: row[2],
           type: row[3],
-          payload: JSON.parse(row[5]),
+          payload: this.#decode(sessionId, row[0], row[5]),
           parent_id: row[4],
         });
+        next = row[0] + 1;
       }
       if (rows.length < want || out.length >= limit) {
         return out;
       }
-      next = rows[rows.length - 1]![0] + 1;
       await new Promise((resume) =>
         setImmediate(resume)
       );
+    }
+  }
+
+  /**
+   * Reads events as envelope JSON built around the stored payload text (validated by SQLite's `json_valid`, never
+   * parsed), stopping at `max_bytes` (at least one event) or `limit` events. One synchronous query.
+   */
+  readJson(sessionId: string, options: StoreJsonReadOptions = {}): Promise<EventJson[]> {
+    try {
+      if (this.#closing !== undefined) throw storeClosed(this.kind);
+      checkSignal(options.signal);
+      const from = options.from_seq ?? 1;
+      const maxBytes = options.max_bytes ?? JSON_PAGE_BYTES;
+      const limit = options.limit ?? JSON_PAGE_EVENTS;
+      readBounds({ from_seq: from, limit });
+      const out: EventJson[] = [];
+      const session = JSON.stringify(sessionId);
+      let bytes = 0;
+      let next = from;
+      // Rows are fetched with `all` (far cheaper per row than `iterate`), as many as the running average event size
+      // says fill the page; a short guess fetches again.
+      for (;;) {
+        const want = Math.max(
+          1,
+          Math.min(limit - out.length, Math.ceil((maxBytes - bytes) / this.#jsonSize)),
+        );
+        const rows = this.#rangeJson.all(sessionId, next, want) as unknown as JsonRow[];
+        for (const row of rows) {
+          // A bad row ends the page before it; only a page that would start at it rejects.
+          if (row[0] !== next || row[6] !== 1) {
+            if (out.length > 0) return Promise.resolve(out);
+            throw this.#corrupt(
+              sessionId,
+              next,
+              row[0] !== next ? missingRow(row[0]) : "its payload is not valid JSON",
+            );
+          }
+          const json = `{"id":${JSON.stringify(row[1])},"session_id":${session},"seq":${
+            row[0]
+          },"at":${JSON.stringify(row[2])},"type":${JSON.stringify(row[3])},"payload":${
+            row[5]
+          },"parent_id":${JSON.stringify(row[4])}}`;
+          out.push({ seq: row[0], json });
+          next++;
+          bytes += json.length;
+          if (bytes >= maxBytes) break;
+        }
+        if (out.length > 0) this.#jsonSize = Math.max(64, Math.ceil(bytes / out.length));
+        if (rows.length < want || bytes >= maxBytes || out.length >= limit) break;
+      }
+      return Promise.resolve(out);
+    } catch (error) {
+      return Promise.reject(error);
     }
   }
 
@@ -268,6 +345,27 @@ export class SqliteSessionStore implements SessionStore {
       this.#db.close();
     })();
     return this.#closing;
+  }
+
+  /** A stored payload's value; `StoreCorrupt` (logged) when it is not JSON. */
+  #decode(sessionId: string, seq: number, text: string): unknown {
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw this.#corrupt(sessionId, seq, "its payload is not valid JSON");
+    }
+  }
+
+  /** Logs and returns `StoreCorrupt` for one row. */
+  #corrupt(sessionId: string, seq: number, why: string): TerretError {
+    const error = rowCorrupt(`the sqlite store "${this.#path}"`, sessionId, seq, why);
+    this.#logger?.log("error", error.message, {
+      code: error.code,
+      store: this.#path,
+      session_id: sessionId,
+      seq,
+    });
+    return error;
   }
 
   #headOf(id: string): number {

@@ -21,6 +21,31 @@ export interface StoreReadOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Options for {@linkcode SessionStore.readJson}. */
+export interface StoreJsonReadOptions {
+  /** The first seq returned (default 1). */
+  readonly from_seq?: number;
+  /**
+   * Stop once this many bytes of JSON text are returned (default 256 KiB); at least one event is returned whatever
+   * its size, so a page always advances.
+   */
+  readonly max_bytes?: number;
+  /** At most this many events (default 1,000). */
+  readonly limit?: number;
+  /** Aborts the read (rejecting with the signal's reason). */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * One stored event as its envelope's JSON text (`{"id":…,"session_id":…,"seq":…,"at":…,"type":…,"payload":…,
+ * "parent_id":…}`, in that field order, the payload as encoded at the append boundary): what a socket frames as
+ * is, with no parse and no re-serialization.
+ */
+export interface EventJson {
+  readonly seq: number;
+  readonly json: string;
+}
+
 /** How a store's group commit has behaved: the figures the benchmark reports. */
 export interface StoreStats {
   /** Write transactions (groups) committed. */
@@ -51,7 +76,12 @@ export type CommitListener = (event: SessionEvent) => void;
  *   append resolves; a throwing listener is the store's to isolate, never the appender's failure.
  * - `importSession` writes a whole new session (seqs 1..n, contiguous) atomically, or nothing.
  * - `read` returns events ascending by seq, never a torn or partial event; it reflects every append that has
- *   resolved.
+ *   resolved. An unfiltered read (no `types`) that finds a seq missing in the range it returns, or a row it cannot
+ *   decode, rejects with `TerretError` `StoreCorrupt` (details `session_id`, `seq`, `store`) instead of skipping
+ *   it, and the store logs the row it could not read.
+ * - `readJson`, when a store offers it, returns the same events as an unfiltered `read` as envelope JSON text
+ *   (see {@linkcode EventJson}), sized by `max_bytes`, with the same corruption rule, except that a page ends
+ *   before a bad row and only a page that would start at it rejects.
  * - `close` waits for pending appends, then releases the store; everything after it rejects `StoreClosed`.
  * - A store never rewrites or removes an event.
  */
@@ -64,6 +94,8 @@ export interface SessionStore {
   importSession(events: readonly SessionEvent[]): Promise<void>;
   /** Reads a session's events ascending by seq (empty for an unknown session). */
   read(sessionId: string, options?: StoreReadOptions): Promise<SessionEvent[]>;
+  /** Reads a session's events as stored JSON text, ascending by seq (optional: the log falls back to `read`). */
+  readJson?(sessionId: string, options?: StoreJsonReadOptions): Promise<EventJson[]>;
   /** The highest seq of a session (0 when it has none). */
   head(sessionId: string, options?: { readonly signal?: AbortSignal }): Promise<number>;
   /** Every session id the store holds, sorted. */

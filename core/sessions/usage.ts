@@ -21,7 +21,7 @@ export interface UsageRollup {
  *
  * @example
  * ```ts
- * import { rollupUsage } from "@terret/core";
+ * import { rollupUsage } from "@terret/core/sessions";
  * const at = "2026-01-01T00:00:00.000Z";
  * const usage = { input_tokens: 10, output_tokens: 2, cost: 0.5 };
  * const rollup = rollupUsage([

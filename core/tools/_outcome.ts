@@ -31,7 +31,7 @@ export function toOutcome(name: string, value: unknown): ToolOutcome {
 }
 
 /** An outcome from content parts, or an error naming the first part that is not text or an image. */
-export function partsOutcome(name: string, parts: unknown[], isError: boolean): ToolOutcome {
+function partsOutcome(name: string, parts: unknown[], isError: boolean): ToolOutcome {
   const bad = parts.findIndex((part) => !isContentPart(part));
   if (bad >= 0) {
     return failure(
@@ -42,7 +42,7 @@ export function partsOutcome(name: string, parts: unknown[], isError: boolean): 
 }
 
 /** True for a text part or an image part (by data or URL). */
-export function isContentPart(part: unknown): boolean {
+function isContentPart(part: unknown): boolean {
   if (!isPlainObject(part)) return false;
   if (part.type === "text") return typeof part.text === "string";
   if (part.type !== "image") return false;

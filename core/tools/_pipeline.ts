@@ -4,6 +4,9 @@
  * is mounted) → `tools/execute` around the handler → `tools/post_execute` → the output cap.
  * Every failure becomes an `is_error` result addressed to the model. Internal to the registry.
  *
+ * Cancellation: an aborted signal resolves the call as cancelled at once, and the pipeline checks the signal at
+ * every await boundary before the handler, so a cancelled call never reaches `tools/execute` or the handler.
+ *
  * @module
  */
 import type { Context, Logger } from "@terret/hames";
@@ -78,10 +81,11 @@ export async function runPipeline(
       session_id: options.session_id,
       agent_id: options.agent_id,
     };
+    const progress: Progress = { executing: false };
     outcome = await untilAborted(
-      guarded(host, invocation, options.ctx, signal),
+      guarded(host, invocation, options.ctx, signal, progress),
       signal,
-      () => cancelled(call.name, signal, true),
+      () => cancelled(call.name, signal, progress.executing),
     );
   }
   return {
@@ -92,15 +96,21 @@ export async function runPipeline(
   };
 }
 
+/** How far a call got: whether it reached `tools/execute` (and so may have had effects). */
+interface Progress {
+  executing: boolean;
+}
+
 async function guarded(
   host: PipelineHost,
   invocation: ToolInvocation,
   ctx: Context,
   signal: AbortSignal,
+  progress: Progress,
 ): Promise<ToolOutcome> {
   let outcome: ToolOutcome;
   try {
-    outcome = await admitAndRun(host, invocation, ctx, signal);
+    outcome = await admitAndRun(host, invocation, ctx, signal, progress);
   } catch (error) {
     outcome = listenerFailure(host, invocation, "preparing or running it", error);
   }
@@ -122,12 +132,16 @@ async function admitAndRun(
   invocation: ToolInvocation,
   ctx: Context,
   signal: AbortSignal,
+  progress: Progress,
 ): Promise<ToolOutcome> {
+  // Every await below may outlive a cancel: each one is followed by a check, so nothing runs after it.
+  const notStarted = (): ToolOutcome => cancelled(invocation.name, signal, false);
   const pre = await ctx.waterfall(
     ToolsPreExecute,
     invocation,
     (admitted) => Promise.resolve({ admit: admitted }),
   );
+  if (signal.aborted) return notStarted();
   if (isVeto(pre)) return checkOutcome(pre.result, "tools/pre_execute");
   const admitted = admittedCall(pre);
   const tool = host.lookup(ctx, admitted.name);
@@ -141,8 +155,10 @@ async function admitAndRun(
   const verdict = policy === undefined
     ? { allowed: false as const, message: noPolicyDenial(admitted.name) }
     : await policy.check(admitted.name, { session_id: invocation.session_id, signal });
+  if (signal.aborted) return notStarted();
   if (!verdict.allowed) return failure(verdict.message);
   const checked = await tool.validate(admitted.args);
+  if (signal.aborted) return notStarted();
   if (!checked.ok) return failure(invalidArguments(admitted.name, checked.issues));
   const approval = tool.info.approval;
   let bound = false;
@@ -183,6 +199,7 @@ async function admitAndRun(
     call_id: invocation.id,
     ctx,
   });
+  progress.executing = true;
   const done = await ctx.waterfall(
     ToolsExecute,
     execution,
@@ -231,6 +248,8 @@ async function callHandler(
     if (!checked.ok) return failure(invalidArguments(tool.info.name, checked.issues));
     args = checked.value;
   }
+  // A tools/execute listener may have awaited before calling on: the handler starts only on a live signal.
+  if (run.signal.aborted) return cancelled(tool.info.name, run.signal, false);
   try {
     return toOutcome(tool.info.name, await tool.handler(args, run));
   } catch (error) {

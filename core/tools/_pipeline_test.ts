@@ -4,7 +4,7 @@ import { createMemoryLogger } from "@terret/hames";
 import { ToolsExecute, ToolsPostExecute, ToolsPreExecute } from "./events.ts";
 import { createToolStack, scriptedTool, type ToolStack } from "./testing.ts";
 import { defineTool, type ToolRun } from "./tool.ts";
-import { floorDenial, narrowTools } from "./allow_list.ts";
+import { floorDenial, narrowTools, ToolPolicyKey } from "./allow_list.ts";
 
 const S = { session_id: "s1", agent_id: "agent-1" };
 
@@ -426,11 +426,17 @@ Deno.test("execute() resolves as cancelled when aborted before the call or while
   await using stack = await stackWith();
   const held = scriptedTool("slow", { held: true });
   stack.tools.register(stack.ctx, held.definition);
+  const stubbornStarted = Promise.withResolvers<void>();
+  const stubbornRuns: boolean[] = [];
   stack.tools.register(stack.ctx, {
     name: "stubborn",
     description: "Ignores its signal",
     parameters: z.object({}),
-    handler: () => new Promise<string>(() => {}),
+    handler: (_args, run) => {
+      stubbornRuns.push(run.signal.aborted);
+      stubbornStarted.resolve();
+      return new Promise<string>(() => {});
+    },
   });
   const early = new AbortController();
   early.abort(new Error("turn cancelled"));
@@ -456,7 +462,8 @@ Deno.test("execute() resolves as cancelled when aborted before the call or while
       ...S,
       signal: controller.signal,
     });
-    if (name === "slow") await held.started(1);
+    // Both handlers are running (with a live signal) when the cancel comes.
+    await (name === "slow" ? held.started(1) : stubbornStarted.promise);
     controller.abort("user asked to stop");
     assert.deepStrictEqual(await pending, {
       id: `c-${name}`,
@@ -469,6 +476,100 @@ Deno.test("execute() resolves as cancelled when aborted before the call or while
   }
   assert.deepStrictEqual(held.journal, [{ event: "start", tool: "slow", call_id: "c-slow" }]);
   assert.equal(held.calls[0]!.run.signal.aborted, true);
+  assert.deepStrictEqual(stubbornRuns, [false]);
+
+  // Aborted after execute() began but before the pipeline reached the handler: the handler never runs. The
+  // pipeline goes on after the result was reported; post_execute marks its end.
+  const ended = Promise.withResolvers<void>();
+  stack.ctx.on(ToolsPostExecute, (completion, next) => {
+    ended.resolve();
+    return next(completion);
+  });
+  const late = new AbortController();
+  const pending = stack.tools.execute({ id: "c-late", name: "stubborn", args: {} }, {
+    ctx: stack.ctx,
+    ...S,
+    signal: late.signal,
+  });
+  late.abort("user asked to stop");
+  const result = await pending;
+  await ended.promise;
+  assert.deepStrictEqual(stubbornRuns, [false]);
+  assert.deepStrictEqual(result, {
+    id: "c-late",
+    name: "stubborn",
+    content: 'The call to "stubborn" was cancelled before it started (user asked to stop).',
+    is_error: true,
+  });
+});
+
+Deno.test("a call cancelled before its handler starts never reaches tools/execute or the handler", async () => {
+  // Each stage holds the call at one await boundary before the handler; the cancel lands there.
+  for (const stage of ["pre_execute", "policy", "execute listener"] as const) {
+    await using stack = await stackWith();
+    const tool = scriptedTool("Write", { mutating: true });
+    stack.tools.register(stack.ctx, tool.definition);
+    const reached: string[] = [];
+    const holding = Promise.withResolvers<void>();
+    const gate = Promise.withResolvers<void>();
+    const hold = async (name: string): Promise<void> => {
+      reached.push(name);
+      holding.resolve();
+      await gate.promise;
+    };
+    stack.ctx.on(ToolsPreExecute, async (call, next) => {
+      if (stage === "pre_execute") await hold("pre_execute");
+      return next(call);
+    });
+    if (stage === "policy") {
+      const policy = stack.ctx.get(ToolPolicyKey);
+      const check = policy.check.bind(policy);
+      policy.check = async (name, options) => {
+        await hold("policy");
+        return check(name, options);
+      };
+    }
+    stack.ctx.on(ToolsExecute, async (execution, next) => {
+      reached.push("tools/execute");
+      if (stage === "execute listener") await hold("execute listener");
+      return next(execution);
+    });
+    const finished = Promise.withResolvers<unknown>();
+    stack.ctx.on(ToolsPostExecute, (completion, next) => {
+      finished.resolve(completion.content);
+      return next(completion);
+    });
+    const controller = new AbortController();
+    const pending = stack.tools.execute({ id: "c1", name: "Write", args: { path: "a" } }, {
+      ctx: stack.ctx,
+      ...S,
+      signal: controller.signal,
+    });
+    await holding.promise;
+    controller.abort("user asked to stop");
+    // Reported at once, while the pipeline is still held.
+    const result = await pending;
+    gate.resolve();
+    // The held pipeline runs to its end (post_execute sees the cancel) and nothing after the hold ran.
+    const finishedWith = await finished.promise;
+    assert.deepStrictEqual(
+      [reached, tool.journal],
+      [stage === "execute listener" ? ["tools/execute", "execute listener"] : [stage], []],
+    );
+    assert.equal(
+      finishedWith,
+      'The call to "Write" was cancelled before it started (user asked to stop).',
+    );
+    assert.deepStrictEqual(result, {
+      id: "c1",
+      name: "Write",
+      content: stage === "execute listener"
+        ? 'The call to "Write" was cancelled before it finished (user asked to stop); it may have ' +
+          "had partial effects."
+        : 'The call to "Write" was cancelled before it started (user asked to stop).',
+      is_error: true,
+    });
+  }
 });
 
 Deno.test("waterfalls dispatch on the calling context: a fork's listener and narrowing govern that agent alone", async () => {

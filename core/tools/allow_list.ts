@@ -118,7 +118,13 @@ type Active = PatternSet | null;
  * @example
  * ```ts
  * import { createContext } from "@terret/hames";
- * import { memoryStorePlugin, sessionsPlugin, SessionsKey, ToolAllowList, ToolPolicyKey } from "@terret/core";
+ * import {
+ *   memoryStorePlugin,
+ *   sessionsPlugin,
+ *   SessionsKey,
+ *   ToolAllowList,
+ *   ToolPolicyKey,
+ * } from "@terret/core";
  * await using ctx = createContext({ mode: "test" });
  * ctx.plugin(memoryStorePlugin, {});
  * ctx.plugin(sessionsPlugin, {});

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { type Context, createContext, definePlugin, isTerretError } from "@terret/hames";
+import { type Context, createContext, definePlugin } from "@terret/hames";
 import type { EventDraft, SessionEvent } from "../sessions/envelope.ts";
 import { MemorySessionStore, memoryStorePlugin } from "../sessions/memory_store.ts";
 import { SessionsKey } from "../sessions/sessions.ts";
@@ -20,6 +20,7 @@ import {
 } from "./allow_list.ts";
 import { createToolStack, scriptedTool } from "./testing.ts";
 import { ToolRegistry, ToolsKey } from "./tool_registry.ts";
+import { CORE_ERRORS } from "../errors.ts";
 
 /** A memory store that counts reads and can hold them, to prove what the cache reads and when. */
 class CountingStore implements SessionStore {
@@ -347,7 +348,7 @@ Deno.test("reconfiguring the floor applies in place and keeps the session cache"
   assert.deepStrictEqual([store.reads.length, policy.isCached("s1")], [0, true]);
   await assert.rejects(
     async () => await fiber.reconfigure({ allow: ["Read"], extra: true }),
-    (error: unknown) => isTerretError(error, "ConfigInvalid"),
+    (error: unknown) => CORE_ERRORS.is(error, "ConfigInvalid"),
   );
   assert.deepStrictEqual(policy.floor, ["Bash"]);
 });

@@ -1,6 +1,5 @@
 /**
- * The tool pipeline's extension points: three waterfalls dispatched on the calling agent's context, and the
- * registry's collection event.
+ * The tool pipeline's extension points: three waterfalls dispatched on the calling agent's context.
  *
  * @module
  */
@@ -46,14 +45,6 @@ export interface ToolExecution extends ToolInvocation {
 export interface ToolCompletion extends ToolInvocation {
   readonly content: ToolContent;
   readonly is_error: boolean;
-}
-
-/** What the registry's collection event carries: listeners add the tools they registered with `registry`. */
-export interface ToolCollector {
-  /** The registry instance collecting. */
-  readonly registry: object;
-  /** Adds one registration. */
-  add(entry: unknown): void;
 }
 
 const invocationFields = {
@@ -134,27 +125,9 @@ export const ToolsPostExecute: EventDefinition<
   result: z.custom<Promise<ToolOutcome>>(),
 });
 
-/**
- * `tools/collect` (emit): the registry's own mechanism for finding the tools visible from a context (a
- * registration is a listener on its owner's context, so a dispatch reaches exactly the owner's subtree). Register
- * tools through `tools.register`; never listen to this directly.
- */
-export const ToolsCollect: EventDefinition<"emit", ToolCollector, void> = defineEvent(
-  "tools/collect",
-  {
-    mode: "emit",
-    owner: OWNER,
-    description:
-      "Internal to the tool registry: collects the tools visible from the dispatching context (each " +
-      "registration listens on its owner's context); register with tools.register, never listen to it.",
-    payload: z.custom<ToolCollector>((value) => typeof value === "object" && value !== null),
-  },
-);
-
-/** The tool pipeline's events, in pipeline order, then the collection event. */
+/** The tool pipeline's events, in pipeline order. */
 export const TOOL_EVENTS: readonly EventDefinition[] = Object.freeze([
   ToolsPreExecute,
   ToolsExecute,
   ToolsPostExecute,
-  ToolsCollect,
 ] as EventDefinition[]);

@@ -22,7 +22,7 @@
  *
  * @example
  * ```ts
- * import { fnmatchToRegExp } from "@terret/core";
+ * import { fnmatchToRegExp } from "@terret/core/tools";
  * const mcp = fnmatchToRegExp("mcp__nexus__*");
  * console.log(mcp.test("mcp__nexus__search"), mcp.test("mcp__other__search")); // true false
  * ```
@@ -63,7 +63,7 @@ export function fnmatchToRegExp(pattern: string): RegExp {
  *
  * @example
  * ```ts
- * import { fnmatch } from "@terret/core";
+ * import { fnmatch } from "@terret/core/tools";
  * console.log(fnmatch("Read", "Re?d"), fnmatch("read", "Read")); // true false
  * ```
  */
@@ -76,7 +76,7 @@ export function fnmatch(name: string, pattern: string): boolean {
  *
  * @example
  * ```ts
- * import { PatternSet } from "@terret/core";
+ * import { PatternSet } from "@terret/core/tools";
  * const set = new PatternSet(["Read", "mcp__*"]);
  * console.log(set.test("mcp__a__b"), set.test("Bash")); // true false
  * ```

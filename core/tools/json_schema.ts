@@ -33,7 +33,7 @@ export interface SchemaIssue {
  *
  * @example
  * ```ts
- * import { validateJsonSchema } from "@terret/core";
+ * import { validateJsonSchema } from "@terret/core/tools";
  * const schema = { type: "object", properties: { q: { type: "string" } }, required: ["q"] };
  * console.log(validateJsonSchema(schema, { q: 1 })); // [{ path: ["q"], message: "expected string, got number" }]
  * ```
@@ -239,7 +239,7 @@ function typeNames(type: unknown): string {
 }
 
 /** The JSON type name of a value, as a model would read it. */
-export function jsonType(value: unknown): string {
+function jsonType(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "array";
   if (value === undefined) return "nothing";

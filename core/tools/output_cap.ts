@@ -38,7 +38,7 @@ export function truncationMarker(keptBytes: number, totalBytes: number): string 
  *
  * @example
  * ```ts
- * import { capContent } from "@terret/core";
+ * import { capContent } from "@terret/core/tools";
  * const capped = capContent("x".repeat(5000), 1024) as string;
  * console.log(new TextEncoder().encode(capped).length <= 1024); // true
  * ```

@@ -9,15 +9,15 @@ import {
   defineService,
   type Disposer,
   type HostPermissions,
+  ScopedCollection,
   Service,
   type ServiceKey,
-  TerretError,
 } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { z } from "zod";
 import type { ToolSchema } from "../llm/vocabulary.ts";
 import { ToolPolicyKey } from "./allow_list.ts";
 import { ApprovalGateKey } from "./approval_gate.ts";
-import { ToolsCollect } from "./events.ts";
 import { DEFAULT_MAX_OUTPUT_BYTES, MIN_MAX_OUTPUT_BYTES } from "./output_cap.ts";
 import { type PipelineHost, runPipeline } from "./_pipeline.ts";
 import {
@@ -125,7 +125,6 @@ interface Registration {
 }
 
 interface View {
-  readonly version: number;
   readonly byName: ReadonlyMap<string, Registration>;
   readonly infos: readonly ToolInfo[];
   readonly schemas: readonly ToolSchema[];
@@ -167,9 +166,7 @@ export class ToolRegistry extends Service<ToolsConfig> implements Tools {
     return {};
   }
 
-  readonly #token = Object.freeze({});
-  #version = 0;
-  readonly #views = new WeakMap<Context, View>();
+  readonly #tools = new ScopedCollection<Registration, View>(viewOf);
 
   get maxOutputBytes(): number {
     return this.config.max_output_bytes;
@@ -193,17 +190,7 @@ export class ToolRegistry extends Service<ToolsConfig> implements Tools {
       );
     }
     const registration: Registration = { compiled, owner: owner.label };
-    const token = this.#token;
-    return owner.effect(() => {
-      const off = owner.on(ToolsCollect, (collector) => {
-        if (collector.registry === token) collector.add(registration);
-      });
-      this.#version++;
-      return async () => {
-        await off();
-        this.#version++;
-      };
-    }, `tool ${name}`);
+    return this.#tools.add(owner, registration, `tool ${name}`);
   }
 
   get(name: string, options: VisibleOptions = {}): ToolInfo | undefined {
@@ -251,32 +238,23 @@ export class ToolRegistry extends Service<ToolsConfig> implements Tools {
   }
 
   #view(ctx: Context): View {
-    const cached = this.#views.get(ctx);
-    if (cached !== undefined && cached.version === this.#version) return cached;
-    const version = this.#version;
-    const byName = new Map<string, Registration>();
-    ctx.emit(ToolsCollect, {
-      registry: this.#token,
-      add: (entry) => {
-        const registration = entry as Registration;
-        byName.set(registration.compiled.info.name, registration);
-      },
-    });
-    const names = [...byName.keys()].sort(compareCodeUnits);
-    const infos = Object.freeze(names.map((name) => byName.get(name)!.compiled.info));
-    const view: View = {
-      version,
-      byName,
-      infos,
-      schemas: Object.freeze(infos.map((info) => info.schema)),
-    };
-    this.#views.set(ctx, view);
-    return view;
+    return this.#tools.view(ctx);
   }
 }
 
+/** The view of the tools visible from one context: a nearer registration replaces a farther one of its name. */
+function viewOf(registrations: readonly Registration[]): View {
+  const byName = new Map<string, Registration>();
+  for (const registration of registrations) {
+    byName.set(registration.compiled.info.name, registration);
+  }
+  const names = [...byName.keys()].sort(compareCodeUnits);
+  const infos = Object.freeze(names.map((name) => byName.get(name)!.compiled.info));
+  return { byName, infos, schemas: Object.freeze(infos.map((info) => info.schema)) };
+}
+
 /** Orders strings by UTF-16 code units: locale-independent, so the order is the same on every host. */
-export function compareCodeUnits(a: string, b: string): number {
+function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 

@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { isTerretError } from "@terret/hames";
-import { ToolsCollect } from "./events.ts";
 import { createToolStack } from "./testing.ts";
 import { defineTool, mcpToolName, parseMcpToolName, type ToolDefinition } from "./tool.ts";
+import { CORE_ERRORS } from "../errors.ts";
 
 function echo(name = "echo"): ToolDefinition<{ text: string; times: number }> {
   return defineTool({
@@ -146,7 +145,7 @@ Deno.test("register() refuses a name already visible from the owner, and accepts
     assert.throws(
       () => stack.tools.register(owner, echo()),
       (error: unknown) =>
-        isTerretError(error, "ToolExists") &&
+        CORE_ERRORS.is(error, "ToolExists") &&
         error.message ===
           'Cannot register tool "echo": a tool with this name is already registered (by "tools.std")',
     );
@@ -163,7 +162,7 @@ Deno.test("a fork's tools are visible from the fork alone and die with it", asyn
   stack.tools.register(stack.ctx, echo("shared"));
   const a = stack.ctx.fork("agent-a");
   const b = stack.ctx.fork("agent-b");
-  const listenersBefore = stack.ctx.listenerCount(ToolsCollect);
+  const rootEffects = stack.ctx.effectLabels();
   const effectsBefore = a.effectCount;
   stack.tools.register(a, echo("mine"));
   stack.tools.register(a, echo("Notes"));
@@ -172,18 +171,19 @@ Deno.test("a fork's tools are visible from the fork alone and die with it", asyn
   assert.deepStrictEqual(names(a), ["Notes", "mine", "shared"]);
   assert.deepStrictEqual(names(b), ["Notes", "shared"]);
   assert.deepStrictEqual(names(), ["shared"]);
-  assert.equal(a.listenerCount(ToolsCollect), 2);
   assert.equal(a.effectCount, effectsBefore + 4);
 
   await a.dispose();
-  assert.equal(a.listenerCount(ToolsCollect), 0);
   assert.equal(a.effectCount, 0);
   assert.deepStrictEqual(names(b), ["Notes", "shared"]);
   assert.deepStrictEqual(names(), ["shared"]);
-  assert.equal(stack.ctx.listenerCount(ToolsCollect), listenersBefore);
+  assert.deepStrictEqual(
+    stack.ctx.effectLabels(),
+    rootEffects.filter((label) => label !== "scope agent-a"),
+  );
   assert.throws(
     () => stack.tools.register(a, echo("late")),
-    (error: unknown) => isTerretError(error, "ContextDisposed"),
+    (error: unknown) => CORE_ERRORS.is(error, "ContextDisposed"),
   );
 });
 

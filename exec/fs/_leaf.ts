@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 
 /** What an identity-checked open returns. */
 export interface CheckedFile {
@@ -78,7 +78,7 @@ export async function createExclusive(
 }
 
 /** Throws unless `info` (from `lstat`) describes a regular file. */
-export function requireRegular(path: string, info: Deno.FileInfo, action: string): void {
+function requireRegular(path: string, info: Deno.FileInfo, action: string): void {
   if (info.isSymlink) {
     throw new TerretError(
       "Denied",

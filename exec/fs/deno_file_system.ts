@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { type ExecErrorCode, TerretError } from "../errors.ts";
 import { dirname } from "node:path";
 import { containPath, expandHome, resolveReal } from "../containment.ts";
 import { isInside } from "../paths.ts";
@@ -448,7 +448,7 @@ async function osErrors<T>(
     }
     if (error instanceof DOMException && error.name === "AbortError") throw error;
     const message = (error as Error).message;
-    const [code, why] = error instanceof Deno.errors.NotFound
+    const [code, why]: [ExecErrorCode, string] = error instanceof Deno.errors.NotFound
       ? ["NotFound", "no such file or directory"]
       : error instanceof Deno.errors.NotADirectory
       ? ["NotADirectory", "a path component is not a directory"]

@@ -35,7 +35,7 @@ export interface GroupKillerOptions {
  * falls back to signalling the leader itself. Never fall back once the leader may have been reaped: its pid may
  * belong to someone else.
  */
-export function signalGroup(
+function signalGroup(
   pgid: number,
   signal: Deno.Signal,
   logger: Logger,

@@ -4,8 +4,10 @@
  *
  * @module
  */
-import { type HostPermissions, TerretError } from "@terret/hames";
-import type { Sandbox, WrapOptions, WrappedCommand } from "@terret/core";
+import type { HostPermissions } from "@terret/hames";
+import { TerretError } from "../errors.ts";
+import type { Sandbox } from "@terret/core";
+import type { WrapOptions, WrappedCommand } from "@terret/core/seams";
 import type { IPty } from "@lydell/node-pty";
 
 /** Options of {@linkcode launchPiped}. */
@@ -34,6 +36,11 @@ export interface LaunchedChild {
 export interface LaunchedPty {
   readonly pty: IPty;
   readonly wrapped: WrappedCommand;
+  /**
+   * Closes this process's hold on the terminal's slave side; call it once the program has exited (and been
+   * reaped). Idempotent.
+   */
+  readonly release: () => void;
 }
 
 /**
@@ -69,6 +76,12 @@ export async function launchPiped(
  * before the program starts) and starts the wrapped command on a new pseudo-terminal (node-pty, loaded on first
  * use) with exactly the wrapped environment; the child is a session leader. The terminal type is the wrapped
  * environment's `TERM`, else `xterm-256color`.
+ *
+ * The terminal's slave side is held open in this process until {@linkcode LaunchedPty.release}. Without the hold,
+ * a program that closes its terminal on the way out (every program does, right before it exits) makes the master
+ * read fail with EIO; node-pty then closes the master, and the kernel hangs the terminal up and sends SIGHUP to its
+ * session: a program preempted between its last `close` and its exit was reported as killed by SIGHUP (code 129)
+ * instead of its own status. With the hold, the master stays open until node-pty has seen the program reaped.
  */
 export async function launchPty(
   sandbox: Sandbox,
@@ -96,10 +109,28 @@ export async function launchPty(
       cwd: wrapped.cwd,
       env: { ...wrapped.env },
     });
-    return { pty, wrapped };
+    // Synchronously, before the event loop can deliver a master read (and its EIO).
+    return { pty, wrapped, release: holdSlave(pty) };
   } catch (error) {
     throw spawnFailed(argv, error);
   }
+}
+
+/** Opens the terminal's slave side (`/dev/pts/N`); returns the function that closes it. */
+function holdSlave(pty: IPty): () => void {
+  const name = (pty as { readonly ptsName?: unknown }).ptsName;
+  let held: Deno.FsFile | undefined;
+  if (typeof name === "string" && name.startsWith("/dev/pts/")) {
+    try {
+      held = Deno.openSync(name, { read: true, write: true });
+    } catch {
+      // Not fatal: without the hold a program may only be misreported as hung up in a rare race.
+    }
+  }
+  return () => {
+    held?.close();
+    held = undefined;
+  };
 }
 
 async function wrap(

@@ -14,8 +14,9 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
-import type { ExitStatus, PtyHandle, Subprocess } from "@terret/core";
+import { TerretError } from "../errors.ts";
+import type { ExitStatus, PtyHandle } from "@terret/core/seams";
+import type { Subprocess } from "@terret/core";
 import { HeadTailCapture } from "./_capture.ts";
 
 /** What one command produced. */

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Logger } from "@terret/hames";
-import type { WrappedCommand } from "@terret/core";
+import type { WrappedCommand } from "@terret/core/seams";
 import { GroupKiller } from "./_group.ts";
 
 /** Options of {@linkcode Supervision}. */

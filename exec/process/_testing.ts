@@ -4,16 +4,12 @@
  *
  * @module
  */
-import {
-  createContext,
-  definePlugin,
-  type Plugin,
-  type PluginLike,
-  TerretError,
-} from "@terret/hames";
+import { createContext, definePlugin, type Plugin, type PluginLike } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { Loader, type Row } from "@terret/hames";
 import type { Context } from "@terret/hames";
-import { type Sandbox, SandboxKey, WorkspaceKey, type WrapOptions } from "@terret/core";
+import { type Sandbox, SandboxKey, WorkspaceKey } from "@terret/core";
+import type { WrapOptions } from "@terret/core/seams";
 import { workspacePlugin } from "../workspace.ts";
 import { noneSandboxPlugin } from "../sandbox/none.ts";
 import { isInside } from "../paths.ts";
@@ -124,18 +120,32 @@ export function recordingSandbox(calls: WrapCall[], hooked?: string[]): Plugin<u
   });
 }
 
-/** The pids of live (not zombie) processes whose process group is `pgid`, from `ps`. */
-export async function liveInGroup(pgid: number): Promise<number[]> {
-  const rows = await psRows();
-  return rows.filter((row) => row.pgid === pgid && !row.stat.startsWith("Z")).map((row) => row.pid);
+/**
+ * The pids of live (not zombie) processes whose process group is `pgid`, from `ps`, once a signal sent to them has
+ * had time to land: a SIGKILL'd process lingers until the kernel schedules it (long on a loaded machine), so this
+ * polls until none is left, for at most `ms`, and returns what is still alive then. A process nobody signalled is
+ * still returned, after the deadline.
+ */
+export function liveInGroup(pgid: number, ms = 5_000): Promise<number[]> {
+  return survivors((row) => row.pgid === pgid, ms);
 }
 
-/** The subset of `pids` that are alive (not zombies), from `ps`. */
-export async function liveOf(pids: readonly number[]): Promise<number[]> {
-  const rows = await psRows();
-  return rows.filter((row) => pids.includes(row.pid) && !row.stat.startsWith("Z")).map((row) =>
-    row.pid
-  );
+/** The subset of `pids` still alive (not zombies) once signals have landed (see {@linkcode liveInGroup}). */
+export function liveOf(pids: readonly number[], ms = 5_000): Promise<number[]> {
+  return survivors((row) => pids.includes(row.pid), ms);
+}
+
+async function survivors(
+  match: (row: { pid: number; pgid: number }) => boolean,
+  ms: number,
+): Promise<number[]> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const live = (await psRows()).filter((row) => match(row) && !row.stat.startsWith("Z"))
+      .map((row) => row.pid);
+    if (live.length === 0 || Date.now() > deadline) return live;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
 
 async function psRows(): Promise<{ pid: number; pgid: number; stat: string }[]> {

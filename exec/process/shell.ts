@@ -10,8 +10,8 @@ import {
   type HostPermissions,
   type Plugin,
   type ServiceKey,
-  TerretError,
 } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { AgentDisposed, type Subprocess, SubprocessKey, WorkspaceKey } from "@terret/core";
 import { z } from "zod";
 import { ShellSession } from "./_shell_session.ts";

@@ -4,28 +4,20 @@
  *
  * @module
  */
-import {
-  definePlugin,
-  type HostPermissions,
-  type Logger,
-  type Plugin,
-  TerretError,
-} from "@terret/hames";
-import {
-  type ChildExit,
-  type ChildHandle,
-  type ExitStatus,
-  type PtyHandle,
-  type PtySpawnOptions,
-  type RunOptions,
-  type RunResult,
-  type Sandbox,
-  SandboxKey,
-  type SpawnOptions,
-  type Subprocess,
-  SubprocessKey,
-  type WrappedCommand,
-} from "@terret/core";
+import { definePlugin, type HostPermissions, type Logger, type Plugin } from "@terret/hames";
+import { TerretError } from "../errors.ts";
+import type {
+  ChildExit,
+  ChildHandle,
+  ExitStatus,
+  PtyHandle,
+  PtySpawnOptions,
+  RunOptions,
+  RunResult,
+  SpawnOptions,
+  WrappedCommand,
+} from "@terret/core/seams";
+import { type Sandbox, SandboxKey, type Subprocess, SubprocessKey } from "@terret/core";
 import { z } from "zod";
 import { HeadTailCapture } from "./_capture.ts";
 import { drain, feed, settleWithin } from "./_pipes.ts";
@@ -204,7 +196,7 @@ export class SubprocessRunner implements Subprocess {
     if (!isSize(cols) || !isSize(rows)) {
       throw new RangeError(`Cannot open a ${cols}x${rows} terminal: expected positive integers`);
     }
-    const { pty, wrapped } = await launchPty(this.#sandbox, argv, {
+    const { pty, wrapped, release } = await launchPty(this.#sandbox, argv, {
       cwd: options.cwd,
       env: this.#env(options.env),
       cols,
@@ -237,6 +229,7 @@ export class SubprocessRunner implements Subprocess {
     const supervision = this.#supervise(pty.pid, wrapped, leaderExited, options, PTY_SIGNALS);
     const exited = this.#track((async (): Promise<ExitStatus> => {
       const exit = await leaderExited;
+      release();
       await this.#settle(supervision);
       dataSubscription.dispose();
       listeners.clear();

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { parseConfig, pluginPermissions, TerretError } from "@terret/hames";
-import { type PtyHandle, SubprocessKey } from "@terret/core";
+import type { PtyHandle } from "@terret/core/seams";
+import { SubprocessKey } from "@terret/core";
 import { subprocessPlugin } from "./subprocess.ts";
 import { shellPlugin } from "./shell.ts";
 import { terminalsPlugin } from "./terminals.ts";
@@ -127,13 +128,24 @@ Deno.test("a command that forks a background grandchild and then times out leave
 
 Deno.test("a group leader that ignores SIGTERM is killed after the grace period", async () => {
   await using w = await world({ kill_grace_ms: 100 });
-  const result = await w.ctx.get(SubprocessKey).run(
-    ["bash", "-c", `trap "" TERM; echo ready; sleep 300`],
-    { cwd: w.dir, timeout: 300 },
+  // Cancelled once the trap is set (it writes a file then), not after a time the shell may not have reached it in.
+  const stop = new AbortController();
+  const running = w.ctx.get(SubprocessKey).run(
+    ["bash", "-c", `trap "" TERM; echo ready; : > ready; sleep 300`],
+    { cwd: w.dir, signal: stop.signal },
   );
+  await until("the trap to be set", async () => {
+    try {
+      return (await Deno.stat(`${w.dir}/ready`)).isFile;
+    } catch {
+      return false;
+    }
+  });
+  stop.abort();
+  const result = await running;
   assert.deepStrictEqual(
-    [result.timedOut, result.signal, result.code, result.stdout],
-    [true, "SIGKILL", 137, "ready\n"],
+    [result.cancelled, result.timedOut, result.signal, result.code, result.stdout],
+    [true, false, "SIGKILL", 137, "ready\n"],
   );
   assert.deepStrictEqual(await liveInGroup(result.pid), []);
 });
@@ -243,6 +255,20 @@ Deno.test("ptySpawn() streams output, takes input, resizes and reports the exit"
   assert.equal(out.text(), "24 80\r\nhello\r\n30 100\r\ngot:hello\r\n");
   pty.write("ignored after exit\r");
   pty.resize(10, 10);
+});
+
+Deno.test("ptySpawn() reports the program's own status when it closes its terminal before it exits", async () => {
+  // Every program closes its terminal on the way out; this one lingers a second after that. Were the master
+  // closed as soon as its read failed (EIO), the kernel would hang the terminal up and SIGHUP the program (code
+  // 129). The linger only widens that window; the expected status does not depend on it.
+  await using w = await world();
+  const pty = await w.ctx.get(SubprocessKey).ptySpawn(
+    ["bash", "-c", "echo closing; exec 0<&- 1>&- 2>&-; sleep 1; exit 3"],
+    { cwd: w.dir },
+  );
+  const out = collect(pty);
+  assert.deepStrictEqual(await pty.exited, { code: 3, signal: null, success: false });
+  assert.equal(out.text(), "closing\r\n");
 });
 
 Deno.test("ptySpawn() kill() stops the terminal's whole process group", async () => {

@@ -10,16 +10,10 @@ import {
   type HostPermissions,
   type Plugin,
   type ServiceKey,
-  TerretError,
 } from "@terret/hames";
-import {
-  AgentDisposed,
-  type ExitStatus,
-  type PtyHandle,
-  type Subprocess,
-  SubprocessKey,
-  WorkspaceKey,
-} from "@terret/core";
+import { TerretError } from "../errors.ts";
+import { AgentDisposed, type Subprocess, SubprocessKey, WorkspaceKey } from "@terret/core";
+import type { ExitStatus, PtyHandle } from "@terret/core/seams";
 import { z } from "zod";
 import { TailBuffer } from "./_capture.ts";
 import { ptyHostPermissions } from "./_launch.ts";

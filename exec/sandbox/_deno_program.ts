@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { basename } from "node:path";
 
 /** A program the `deno` provider accepts. */

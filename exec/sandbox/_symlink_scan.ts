@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { resolveReal } from "../containment.ts";
 import { isInside } from "../paths.ts";
 

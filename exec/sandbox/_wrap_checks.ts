@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { isAbsolute } from "node:path";
 import { containPath } from "../containment.ts";
 

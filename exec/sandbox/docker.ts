@@ -4,20 +4,10 @@
  *
  * @module
  */
-import {
-  definePlugin,
-  type HostPermissions,
-  type Logger,
-  type Plugin,
-  TerretError,
-} from "@terret/hames";
-import {
-  type Sandbox,
-  SandboxKey,
-  WorkspaceKey,
-  type WrapOptions,
-  type WrappedCommand,
-} from "@terret/core";
+import { definePlugin, type HostPermissions, type Logger, type Plugin } from "@terret/hames";
+import { TerretError } from "../errors.ts";
+import { type Sandbox, SandboxKey, WorkspaceKey } from "@terret/core";
+import type { WrapOptions, WrappedCommand } from "@terret/core/seams";
 import { z } from "zod";
 import { checkArgv, checkEnv, containedCwd } from "./_wrap_checks.ts";
 import { hostEnv, randomId, resolveExecutable, runHostCommand } from "./_host_command.ts";

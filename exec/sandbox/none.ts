@@ -4,7 +4,8 @@
  * @module
  */
 import { definePlugin, type HostPermissions, type Plugin } from "@terret/hames";
-import { type Sandbox, SandboxKey, WorkspaceKey, type WrappedCommand } from "@terret/core";
+import { type Sandbox, SandboxKey, WorkspaceKey } from "@terret/core";
+import type { WrappedCommand } from "@terret/core/seams";
 import { z } from "zod";
 import { checkArgv, checkEnv, containedCwd } from "./_wrap_checks.ts";
 import { grantedDirs } from "../workspace.ts";

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { type Context, type ServiceKey, TerretError } from "@terret/hames";
+import type { Context, ServiceKey } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { isAbsolute } from "node:path";
 
 /** The seam `key` as the calling agent sees it (a fork may shadow it), or a model-facing error. */

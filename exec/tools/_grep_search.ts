@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import type { Subprocess } from "@terret/core";
 import { basename, dirname } from "node:path";
 import type { FileSystem } from "../fs/file_system.ts";
@@ -77,7 +77,7 @@ export const GREP_TYPES: Readonly<Record<string, readonly string[]>> = Object.fr
 });
 
 /** Compiles the search regular expression (JavaScript syntax), or throws a message for the model. */
-export function compilePattern(
+function compilePattern(
   query: Pick<GrepQuery, "pattern" | "ignoreCase" | "multiline">,
 ): RegExp {
   const flags = `g${query.multiline ? "ms" : ""}u${query.ignoreCase ? "i" : ""}`;
@@ -113,7 +113,7 @@ interface RuleSet {
 }
 
 /** Parses a `.gitignore` (the subset both engines agree on: `!`, `#`, trailing `/`, anchoring, globs). */
-export function parseGitignore(text: string, base: string): RuleSet {
+function parseGitignore(text: string, base: string): RuleSet {
   const rules: Rule[] = [];
   for (const raw of text.split(/\r?\n/)) {
     let line = raw.replace(/(?<!\\)\s+$/, "");
@@ -156,7 +156,7 @@ function ignored(sets: readonly RuleSet[], rel: string, isDir: boolean): boolean
  * glob with one, `!` for an exclusion. `"include"` admits a file whatever `.gitignore`, hidden names or `type` say;
  * `"exclude"` drops it (or prunes a directory); `undefined` leaves the decision to the other rules.
  */
-export function globOverride(
+function globOverride(
   glob: string | undefined,
 ): (rel: string, isDir: boolean) => "include" | "exclude" | undefined {
   if (glob === undefined) return () => undefined;
@@ -239,7 +239,7 @@ export async function searchWithFs(fs: FileSystem, query: GrepQuery): Promise<Gr
 }
 
 /** Searches one file's text, producing ripgrep-shaped events (context merged, multiline matches grouped). */
-export function searchText(text: string, regex: RegExp, query: GrepQuery): GrepEvent[] {
+function searchText(text: string, regex: RegExp, query: GrepQuery): GrepEvent[] {
   const lines = text.split("\n");
   if (lines.at(-1) === "") lines.pop();
   const matchLines = new Map<number, string[]>(); // first line index → submatches

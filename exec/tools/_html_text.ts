@@ -106,7 +106,7 @@ const ENTITIES: Readonly<Record<string, string>> = {
 };
 
 /** Decodes HTML character references (named ones in a common set, every numeric one). */
-export function decodeEntities(text: string): string {
+function decodeEntities(text: string): string {
   return text.replace(
     /&(#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});/g,
     (whole, ref: string) => {

@@ -13,10 +13,10 @@ import {
   sessionsPlugin,
   ToolAllowList,
   ToolRegistry,
-  type ToolResultPayload,
   type Tools,
   ToolsKey,
 } from "@terret/core";
+import type { ToolResultPayload } from "@terret/core/tools";
 import { workspacePlugin } from "../workspace.ts";
 import { noneSandboxPlugin } from "../sandbox/none.ts";
 import { fsPlugin } from "../fs/fs_plugin.ts";

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { defineTool, type ToolApproval, type ToolDefinition } from "@terret/core";
+import { defineTool, type ToolDefinition } from "@terret/core";
+import type { ToolApproval } from "@terret/core/tools";
 import { z } from "zod";
 import { ShellKey } from "../process/shell.ts";
 import { seam } from "./_common.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 import { defineTool, type ToolDefinition } from "@terret/core";
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { z } from "zod";
 import { FsKey } from "../fs/file_system.ts";
 import { explainDenied, plural, requireAbsolute, seam } from "./_common.ts";

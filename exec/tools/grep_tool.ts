@@ -168,7 +168,7 @@ export function createGrepTool(
 }
 
 /** Renders a search result for the model (see {@linkcode createGrepTool}). */
-export function renderGrep(found: GrepFound, args: GrepArgs, maxLines: number): string {
+function renderGrep(found: GrepFound, args: GrepArgs, maxLines: number): string {
   let entries: string[];
   if (args.output_mode === "files_with_matches") {
     entries = found.files.map((file) => file.path);

@@ -4,7 +4,7 @@
  * @module
  */
 import { defineTool, type ToolDefinition } from "@terret/core";
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { z } from "zod";
 import { type FileSystem, FsKey } from "../fs/file_system.ts";
 import { base64, explainDenied, plural, requireAbsolute, seam } from "./_common.ts";

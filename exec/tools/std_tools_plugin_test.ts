@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { definePlugin, Service, type ServiceKey } from "@terret/hames";
-import { type Sandbox, SandboxKey, type ToolInfo, WorkspaceKey } from "@terret/core";
+import { type Sandbox, SandboxKey, WorkspaceKey } from "@terret/core";
+import type { ToolInfo } from "@terret/core/tools";
 import { mountTools, textOf } from "./_testing.ts";
 import { dockerSandboxPlugin } from "../sandbox/docker.ts";
 import { createNoneSandbox } from "../sandbox/none.ts";

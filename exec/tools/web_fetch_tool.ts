@@ -5,7 +5,7 @@
  * @module
  */
 import { defineTool, type ToolDefinition } from "@terret/core";
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../errors.ts";
 import { z } from "zod";
 import { exchange, type PinnedResponse } from "./_http_pinned.ts";
 import { htmlTitle, htmlToText } from "./_html_text.ts";

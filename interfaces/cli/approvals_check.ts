@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { type ApprovalsConfig, ApprovalsService, ToolRegistry } from "@terret/core";
+import { ApprovalsService, ToolRegistry } from "@terret/core";
+import type { ApprovalsConfig } from "@terret/core/approvals";
 import type { DoctorCheck, DoctorFinding } from "@terret/terret";
 
 /**

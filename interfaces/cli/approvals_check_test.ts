@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { approvalsConfig, ApprovalsService, ToolRegistry } from "@terret/core";
+import { ApprovalsService, ToolRegistry } from "@terret/core";
+import { approvalsConfig } from "@terret/core/approvals";
 import type { DoctorInput, PreparedRow } from "@terret/terret";
 import { approvalsCheck } from "./approvals_check.ts";
 

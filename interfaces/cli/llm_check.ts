@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { type OpenRouterConfig, openRouterKey, openRouterLlm } from "@terret/core";
+import { type OpenRouterConfig, openRouterKey } from "@terret/core/llm";
+import { openRouterLlm } from "@terret/core";
 import type { DoctorCheck, DoctorFinding } from "@terret/terret";
 
 /**

@@ -7,12 +7,8 @@
  */
 import { pluginProvides } from "@terret/hames";
 import { SandboxKey } from "@terret/core";
-import {
-  type DenoSandboxConfig,
-  type DockerSandboxConfig,
-  probeSandboxProviders,
-  type SandboxProbe,
-} from "@terret/exec";
+import type { DenoSandboxConfig, DockerSandboxConfig, SandboxProbe } from "@terret/exec/sandbox";
+import { probeSandboxProviders } from "@terret/exec";
 import type { DoctorCheck, DoctorFinding, PreparedRow } from "@terret/terret";
 
 /** Options of {@linkcode createSandboxCheck}. */

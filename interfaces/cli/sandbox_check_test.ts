@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { ProbeSandboxOptions, SandboxProbe } from "@terret/exec";
+import type { ProbeSandboxOptions, SandboxProbe } from "@terret/exec/sandbox";
 import { COMPOSITION_CHECKS, prepareRows, resolveProfile } from "@terret/terret";
 import { createSandboxCheck, runTrt } from "./mod.ts";
 
@@ -44,9 +44,13 @@ async function profile(sandboxRow: string) {
     "bundles: [base]\nsettings:\n  sandbox:\n    image: img:1\n  sessions:\n    path: sessions.db\n" +
       "  llm:\n    model: test/model\n",
   );
-  if (sandboxRow !== "") {
-    await Deno.writeTextFile(`${home}/profiles/dev/patch.yml`, `rows:\n${sandboxRow}`);
-  }
+  // The socket listens on an ephemeral port: the base bundle's fixed 7878 may be taken (by a parallel test or
+  // anything else on the machine), and serve would then fail for a reason this test is not about.
+  await Deno.writeTextFile(
+    `${home}/profiles/dev/patch.yml`,
+    `rows:\n${sandboxRow}  - id: interfaces.ws\n    config: { host: 127.0.0.1, port: 0, tokens: [], ` +
+      "token_file: ws/token, dir: !setting terret.home }\n",
+  );
   let prepared;
   let resolved;
   try {

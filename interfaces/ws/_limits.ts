@@ -1,5 +1,5 @@
 /**
- * The socket's per-connection and server-wide limits: the frame-rate bucket, the replay slots, and UTF-8 sizes.
+ * The socket's per-connection limits: the frame-rate bucket, and UTF-8 sizes.
  * Internal.
  *
  * @module
@@ -48,72 +48,6 @@ export class FrameBudget {
     if (this.#refused) return "drop";
     this.#refused = true;
     return "refuse";
-  }
-}
-
-/** Replay concurrency figures. */
-export interface SlotStats {
-  readonly running: number;
-  readonly waiting: number;
-  readonly peak: number;
-}
-
-/** A FIFO semaphore bounding concurrent replays across the server. */
-export class ReplaySlots {
-  #limit: number;
-  #running = 0;
-  #peak = 0;
-  readonly #waiting: { grant(): void }[] = [];
-
-  constructor(limit: number) {
-    this.#limit = limit;
-  }
-
-  /** Changes the limit; waiters get slots that the new limit frees. */
-  resize(limit: number): void {
-    this.#limit = limit;
-    this.#drain();
-  }
-
-  /**
-   * Waits for a slot; resolves with its release (idempotent), or rejects with the signal's reason if it aborts
-   * first (then no slot is held).
-   */
-  acquire(signal: AbortSignal): Promise<() => void> {
-    signal.throwIfAborted();
-    return new Promise((resolve, reject) => {
-      const waiter = {
-        grant: () => {
-          signal.removeEventListener("abort", onAbort);
-          this.#running++;
-          this.#peak = Math.max(this.#peak, this.#running);
-          let released = false;
-          resolve(() => {
-            if (released) return;
-            released = true;
-            this.#running--;
-            this.#drain();
-          });
-        },
-      };
-      const onAbort = (): void => {
-        const index = this.#waiting.indexOf(waiter);
-        if (index >= 0) this.#waiting.splice(index, 1);
-        reject(signal.reason);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      this.#waiting.push(waiter);
-      this.#drain();
-    });
-  }
-
-  /** The current figures. */
-  stats(): SlotStats {
-    return { running: this.#running, waiting: this.#waiting.length, peak: this.#peak };
-  }
-
-  #drain(): void {
-    while (this.#running < this.#limit && this.#waiting.length > 0) this.#waiting.shift()!.grant();
   }
 }
 

@@ -4,8 +4,9 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
-import type { Agent, Agents, ApprovalAnswerer, Approvals, Content } from "@terret/core";
+import { TerretError } from "./errors.ts";
+import type { Agent, Agents, Approvals } from "@terret/core";
+import type { ApprovalAnswerer, Content } from "@terret/core/sessions";
 
 /** Options carrying only a signal. */
 export interface GatewaySignal {

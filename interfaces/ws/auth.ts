@@ -5,7 +5,7 @@
  * @module
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import { PatternSet } from "@terret/core";
+import { PatternSet } from "@terret/core/tools";
 import type { TokenGrant } from "./config.ts";
 
 /** The subprotocol a browser client offers (and the server selects) alongside `bearer.<token>`. */

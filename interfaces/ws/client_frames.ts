@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Content } from "@terret/core";
+import type { Content } from "@terret/core/sessions";
 
 /** What a client frame may carry as `ref`: echoed in its answer. */
 export type FrameRef = string | number;
@@ -48,6 +48,7 @@ export type ErrorCode =
   | "unknown_request"
   | "already_resolved"
   | "cannot_remember"
+  | "log_unreadable"
   | "internal";
 
 /** A refused frame: the answer the client gets. */

@@ -29,6 +29,7 @@ export interface WsConfig {
   readonly heartbeat_seconds: number;
   readonly replay_limit: number;
   readonly max_concurrent_replays: number;
+  readonly replay_budget_bytes: number;
   readonly queue_limit: number;
   readonly send_timeout_seconds: number;
   readonly max_frame_bytes: number;
@@ -47,6 +48,7 @@ export interface WsConfigInput {
   readonly heartbeat_seconds?: number;
   readonly replay_limit?: number;
   readonly max_concurrent_replays?: number;
+  readonly replay_budget_bytes?: number;
   readonly queue_limit?: number;
   readonly send_timeout_seconds?: number;
   readonly max_frame_bytes?: number;
@@ -95,7 +97,12 @@ const schema: z.ZodType<WsConfig, WsConfigInput> = z.strictObject({
     "Most events replayed per subscribe; an older from_seq gets replay_truncated",
   ),
   max_concurrent_replays: z.number().int().min(1).default(4).describe(
-    "Replays running at once across the server; further subscribes wait their turn",
+    "Replays taking turns at once across the server (one whose reader is not draining takes none); further " +
+      "subscribes wait their turn",
+  ),
+  replay_budget_bytes: z.number().int().min(1024 * 1024).default(64 * 1024 * 1024).describe(
+    "Bytes all replays may hold at once (their sockets' queues plus one store page each); a replay that would " +
+      "pass it waits",
   ),
   queue_limit: z.number().int().min(1024).default(8 * 1024 * 1024).describe(
     "Bytes a connection may have queued (bufferedAmount) before it is sent lagged and closed with 4008",

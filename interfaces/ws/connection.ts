@@ -1,11 +1,14 @@
 /**
- * One socket connection to one agent: `hello`, the client frames answered in order, and the event pump (replay
- * from the store, flow-controlled, then the live tail under a bounded byte queue).
+ * One socket connection to one agent: `hello`, the client frames answered in order, and the event pump. The pump
+ * pulls the one replay-then-tail stream of the session log (`sessions.streamJson`) and keeps only the socket's flow
+ * control: replayed events wait for room in the queue, live ones that do not fit drop the reader as lagged.
  *
  * @module
  */
-import { isTerretError, type Logger } from "@terret/hames";
-import type { SessionEvent, Sessions } from "@terret/core";
+import type { Logger } from "@terret/hames";
+import { WS_ERRORS } from "./errors.ts";
+import { CORE_ERRORS, type Sessions } from "@terret/core";
+import type { EventJson } from "@terret/core/sessions";
 import type { AgentLink } from "./agent_gateway.ts";
 import {
   type ClientFrame,
@@ -16,7 +19,13 @@ import {
   parseClientFrame,
 } from "./client_frames.ts";
 import type { TokenGrant, WsConfig } from "./config.ts";
-import { FrameBudget, type ReplaySlots, utf8Length } from "./_limits.ts";
+import { FrameBudget, utf8Length } from "./_limits.ts";
+import {
+  PAGE_BYTES,
+  type ReplayJob,
+  type ReplayScheduler,
+  type SliceOutcome,
+} from "./_replay_scheduler.ts";
 
 /** The protocol version `hello` announces. */
 export const PROTOCOL_VERSION = 1;
@@ -30,6 +39,7 @@ export const CLOSE = Object.freeze({
   internal: 1011,
   lagged: 4008,
   superseded: 4009,
+  logUnreadable: 4010,
 });
 
 /** An `event` frame, serialized once per event object and shared by every connection that sends it. */
@@ -42,21 +52,21 @@ export interface EventFrame {
 /** What a connection needs from its server. */
 export interface ConnectionHost {
   readonly sessions: Sessions;
-  /** Starts (`true`) or stops (`false`) delivering the session's `session/event`s to {@linkcode Connection.live}. */
+  /** Counts (`true`) or forgets (`false`) the connection as a subscriber of its session. */
   tail(connection: Connection, on: boolean): void;
   /** The live config (limits are read on every use, so a reconfigure applies at once). */
   readonly config: WsConfig;
-  readonly slots: ReplaySlots;
+  /** Where replays take their turns. */
+  readonly replays: ReplayScheduler;
   readonly logger: Logger | undefined;
   /** The serialized frame for `event`. */
-  frameOf(event: SessionEvent): EventFrame;
+  frameOf(event: EventJson): EventFrame;
   /** Called when the connection is dropped as lagged. */
   lagged(connection: Connection): void;
   /** Called once when the socket has closed. */
   closed(connection: Connection): void;
 }
 
-const DRAIN_POLL_MS = 2;
 /** The approvals service's refusals, as protocol error codes. */
 const APPROVE_CODES: Readonly<Record<string, ErrorCode>> = {
   UnknownRequest: "unknown_request",
@@ -77,10 +87,8 @@ export async function tokenId(token: string): Promise<string> {
     [...digest.slice(0, 6)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
-/** Events read from the store per page of a replay. */
-const REPLAY_PAGE = 1000;
-/** Live events buffered while a replay runs; past it the buffer is dropped and the replay reads on. */
-const LIVE_BUFFER_LIMIT = 10_000;
+/** Bytes a replay keeps queued on its socket at most (or `queue_limit` when smaller); a full queue blocks it. */
+const REPLAY_WINDOW = 1024 * 1024;
 
 /**
  * A connection. Created right after the upgrade; it owns the socket's handlers.
@@ -101,12 +109,8 @@ export class Connection {
   #pump: Promise<void> = Promise.resolve();
   #state: "connecting" | "open" | "closing" | "closed" = "connecting";
   #subscribed = false;
-  /** `replay` while reading the store (live events are buffered), then `live`. */
-  #mode: "idle" | "replay" | "live" = "idle";
-  /** The next seq to send. */
-  #next = 1;
-  #buffer: SessionEvent[] = [];
-  #behind = false;
+  /** True while counted as a subscriber of the session. */
+  #tailing = false;
   /** False once a frame decided the connection ends: later frames are ignored while earlier ones are answered. */
   #reading = true;
   #lastSent = 0;
@@ -280,8 +284,8 @@ export class Connection {
         by: { kind: "client", id: await tokenId(this.grant.token) },
       });
     } catch (error) {
-      const code = isTerretError(error) ? APPROVE_CODES[error.code] : undefined;
-      if (isTerretError(error, "ApprovalsDisabled")) return this.#refuse(disabled);
+      const code = WS_ERRORS.is(error) ? APPROVE_CODES[error.code] : undefined;
+      if (WS_ERRORS.is(error, "ApprovalsDisabled")) return this.#refuse(disabled);
       return this.#refuse({
         ref: frame.ref,
         code: code ?? "internal",
@@ -336,11 +340,13 @@ export class Connection {
       this.#send({ type: "replay_truncated", requested_from_seq: from, from_seq: start });
     }
     this.#lastSent = start - 1;
-    this.#next = start;
-    this.#mode = "replay";
+    this.#tailing = true;
     this.#host.tail(this, true);
-    this.#pump = this.#replay(head).catch((error) => {
+    this.#pump = this.#run(start, head).catch((error) => {
       if (this.#abort.signal.aborted) return;
+      if (CORE_ERRORS.is(error, "StoreCorrupt")) {
+        return this.#unreadable(error.details);
+      }
       this.#host.logger?.log("error", "The socket's event stream failed", {
         agent_id: this.agentId,
         session_id: this.sessionId,
@@ -351,121 +357,129 @@ export class Connection {
   }
 
   /**
-   * Called synchronously for every durable event of this session, in seq order, once subscribed. During the replay
-   * it is buffered (bounded); in the live tail it is sent at once, or the reader is dropped as lagged.
+   * Pulls the session's stream from `start`: the events up to `head` (the replay proper) in slices the scheduler
+   * grants, under flow control, then the rest by the live rule. The stream guarantees no gap and no duplicate across
+   * the hand-over.
    */
-  live(event: SessionEvent): void {
-    if (this.#mode === "replay") {
-      if (this.#behind) return;
-      if (this.#buffer.length >= LIVE_BUFFER_LIMIT) {
-        this.#buffer = [];
-        this.#behind = true;
-      } else this.#buffer.push(event);
-      return;
+  async #run(start: number, head: number): Promise<void> {
+    const signal = this.#abort.signal;
+    const events = this.#host.sessions.streamJson(this.sessionId, {
+      from_seq: start,
+      signal,
+      page_bytes: PAGE_BYTES,
+    })[Symbol.asyncIterator]();
+    /** An event pulled and not yet sent. */
+    let pending: EventJson | undefined;
+    let failure: { error: unknown } | undefined;
+    const pull = async (): Promise<EventJson | undefined> => {
+      if (pending === undefined) {
+        const next = await events.next();
+        if (next.done === true) return undefined;
+        pending = next.value;
+      }
+      return pending;
+    };
+    try {
+      if (start <= head) {
+        const job: ReplayJob = {
+          slice: async (bytes: number): Promise<SliceOutcome> => {
+            try {
+              for (let sent = 0; sent < bytes;) {
+                if (this.#state !== "open") return "done";
+                const event = await pull();
+                if (event === undefined || event.seq > head || this.#state !== "open") {
+                  return "done";
+                }
+                // A replayed event is this connection's own read: framed here, not cached for others.
+                const frame: EventFrame = {
+                  text: `{"type":"event","event":${event.json}}`,
+                  bytes: undefined,
+                };
+                if (!this.#fits(frame, this.#replayWindow())) return "blocked";
+                this.#socket.send(frame.text);
+                this.#lastSent = event.seq;
+                pending = undefined;
+                sent += frame.text.length;
+                if (event.seq === head) return "done";
+              }
+              return "more";
+            } catch (error) {
+              failure = { error };
+              return "done";
+            }
+          },
+          drained: () =>
+            this.#state !== "open" || this.#socket.bufferedAmount <= this.#replayWindow() / 2,
+          queued: () => this.#state === "closed" ? 0 : this.#socket.bufferedAmount,
+        };
+        await this.#host.replays.run(job, signal);
+        if (failure !== undefined) throw failure.error;
+      }
+      for (;;) {
+        if (this.#state !== "open") return;
+        const event = await pull();
+        if (event === undefined) return;
+        if (!this.#sendLive(event.seq, this.#host.frameOf(event))) return;
+        pending = undefined;
+      }
+    } finally {
+      await events.return?.();
     }
-    if (this.#mode !== "live" || event.seq < this.#next) return;
-    if (event.seq > this.#next) {
-      // A gap cannot happen while the feed is ordered; should it, the store closes it.
-      this.#mode = "replay";
-      this.#behind = true;
-      this.#pump = this.#replay(0).catch(() => this.close(CLOSE.internal, "internal error"));
-      return;
-    }
-    this.#sendLive(event);
+  }
+
+  /** The most a replay keeps queued on the socket. */
+  #replayWindow(): number {
+    return Math.min(this.#host.config.queue_limit, REPLAY_WINDOW);
   }
 
   /**
-   * Sends the store's events from `#next`: those up to `head` (the replay proper) under a replay slot and flow
-   * control, later ones by the live rule; then hands over to the live tail with no gap and no duplicate (the
-   * events committed meanwhile were buffered by {@linkcode live}).
+   * The store could not return the next seq (a missing or undecodable row): says so with an `error` frame naming the
+   * session and seq, logs it, and closes with 4010. The store has logged the row; the client is not told where the
+   * store is.
    */
-  async #replay(head: number): Promise<void> {
-    const signal = this.#abort.signal;
-    let release: (() => void) | undefined;
-    try {
-      if (this.#next <= head) release = await this.#host.slots.acquire(signal);
-      for (;;) {
-        if (this.#state !== "open") return;
-        const page = await this.#host.sessions.read(this.sessionId, {
-          from_seq: this.#next,
-          limit: REPLAY_PAGE,
-          signal,
-        });
-        for (const event of page) {
-          if (this.#state !== "open") return;
-          if (event.seq !== this.#next) continue;
-          if (event.seq <= head) {
-            const frame = this.#host.frameOf(event);
-            if (!await this.#room(frame)) return;
-            this.#socket.send(frame.text);
-            this.#lastSent = event.seq;
-            this.#next++;
-          } else {
-            release?.();
-            release = undefined;
-            if (!this.#sendLive(event)) return;
-          }
-        }
-        if (this.#next > head) {
-          release?.();
-          release = undefined;
-        }
-        if (page.length === REPLAY_PAGE) continue;
-        // Caught up with the store as of that read: what was committed since is buffered. Drain it and go live,
-        // unless the buffer overflowed or shows a gap, in which case the store is read again.
-        const buffered = this.#buffer;
-        const behind = this.#behind;
-        this.#buffer = [];
-        this.#behind = false;
-        let gap = behind;
-        for (const event of buffered) {
-          if (event.seq < this.#next) continue;
-          if (event.seq > this.#next) {
-            gap = true;
-            break;
-          }
-          if (!this.#sendLive(event)) return;
-        }
-        if (gap) continue;
-        this.#mode = "live";
-        return;
-      }
-    } finally {
-      release?.();
-    }
+  #unreadable(details: Readonly<Record<string, unknown>> | undefined): void {
+    const seq = typeof details?.seq === "number" ? details.seq : this.#lastSent + 1;
+    this.#host.logger?.log(
+      "error",
+      "Closed a socket: the session log cannot be read at the next seq",
+      {
+        agent_id: this.agentId,
+        session_id: this.sessionId,
+        seq,
+        store: details?.store,
+      },
+    );
+    this.#send({
+      type: "error",
+      ref: null,
+      code: "log_unreadable",
+      message:
+        `Cannot send seq ${seq} of session "${this.sessionId}": the session log cannot be read there (the server's log names the row)`,
+      session_id: this.sessionId,
+      seq,
+    });
+    this.close(CLOSE.logUnreadable, "log unreadable");
   }
 
   /** Sends one event in the live tail; false (and the reader dropped as lagged) when it does not fit. */
-  #sendLive(event: SessionEvent): boolean {
+  #sendLive(seq: number, frame: EventFrame): boolean {
     if (this.#state !== "open") return false;
-    const frame = this.#host.frameOf(event);
-    if (!this.#fits(frame)) {
+    if (!this.#fits(frame, this.#host.config.queue_limit)) {
       this.#lagged();
       return false;
     }
     this.#socket.send(frame.text);
-    this.#lastSent = event.seq;
-    this.#next = event.seq + 1;
+    this.#lastSent = seq;
     return true;
   }
 
-  /** True when `frame` fits the queue now (a frame always fits an empty queue). */
-  #fits(frame: EventFrame): boolean {
+  /** True when `frame` fits a queue of `limit` bytes now (a frame always fits an empty queue). */
+  #fits(frame: EventFrame, limit: number): boolean {
     const buffered = this.#socket.bufferedAmount;
     if (buffered === 0) return true;
-    const limit = this.#host.config.queue_limit;
     if (buffered + frame.text.length * 3 <= limit) return true;
     frame.bytes ??= utf8Length(frame.text);
     return buffered + frame.bytes <= limit;
-  }
-
-  /** Waits until `frame` fits the queue (the replay's flow control); false when the connection ended first. */
-  async #room(frame: EventFrame): Promise<boolean> {
-    while (!this.#fits(frame)) {
-      if (this.#state !== "open") return false;
-      await delay(DRAIN_POLL_MS, this.#abort.signal);
-    }
-    return this.#state === "open";
   }
 
   #lagged(): void {
@@ -528,9 +542,8 @@ export class Connection {
   }
 
   #stopTail(): void {
-    if (this.#mode === "idle") return;
-    this.#mode = "idle";
-    this.#buffer = [];
+    if (!this.#tailing) return;
+    this.#tailing = false;
     this.#host.tail(this, false);
   }
 
@@ -541,17 +554,4 @@ export class Connection {
     this.#abort.abort();
     this.#host.closed(this);
   }
-}
-
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

@@ -28,6 +28,7 @@
  *
  * @module
  */
+export { WS_ERROR_CODES, WS_ERRORS, type WsErrorCode } from "./errors.ts";
 export {
   type AgentGateway,
   type AgentLink,

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { TerretError } from "@terret/hames";
+import { TerretError } from "./errors.ts";
 import { TOKEN_PATTERN, tokenFilePath, type TokenGrant, type WsConfig } from "./config.ts";
 
 /** A fresh token: 32 random bytes, base64url without padding (43 characters). */

@@ -3,12 +3,12 @@ import { createContext, Loader, pluginPermissions, TerretError } from "@terret/h
 import {
   AgentLoop,
   AgentRegistry,
-  MemorySessionStore,
   memoryStorePlugin,
   SessionEventAppended,
   SessionLog,
   sessionsPlugin,
 } from "@terret/core";
+import { MemorySessionStore } from "@terret/core/sessions";
 import { wsConfig } from "./config.ts";
 import { resolveTokens } from "./token_file.ts";
 import { WsInterface, WsServiceKey } from "./ws_plugin.ts";
@@ -53,6 +53,7 @@ Deno.test("wsConfig fills every default and refuses a malformed token", () => {
     heartbeat_seconds: 30,
     replay_limit: 10_000,
     max_concurrent_replays: 4,
+    replay_budget_bytes: 64 * 1024 * 1024,
     queue_limit: 8 * 1024 * 1024,
     send_timeout_seconds: 30,
     max_frame_bytes: 1024 * 1024,

@@ -1,26 +1,27 @@
 /**
  * The socket server: `Deno.serve` on the configured address, the routes, auth before resolution, the upgrade, one
- * connection per agent (a newer one supersedes), the replay slots, the stalled-reader sweep, live reconfigure and
+ * connection per agent (a newer one supersedes), the replay scheduler, the stalled-reader sweep, live reconfigure and
  * graceful shutdown.
  *
  * @module
  */
-import type { Context, Disposer, Logger } from "@terret/hames";
-import { type SessionEvent, SessionEventAppended, type Sessions } from "@terret/core";
+import type { Context, Logger } from "@terret/hames";
+import type { Sessions } from "@terret/core";
+import type { EventJson } from "@terret/core/sessions";
 import type { AgentGateway, AgentLink } from "./agent_gateway.ts";
 import { presentedToken, SUBPROTOCOL, TokenGate } from "./auth.ts";
 import type { WsConfig } from "./config.ts";
 import { CLOSE, Connection, type ConnectionHost, type EventFrame } from "./connection.ts";
-import { ReplaySlots } from "./_limits.ts";
+import { ReplayScheduler } from "./_replay_scheduler.ts";
 import { healthResponse, route, textResponse, unauthorizedResponse } from "./routes.ts";
 
 /** Options for {@linkcode WsServer.start}. */
 export interface WsServerOptions {
   /**
-   * The context the session log announces `session/event` on: the server listens there for the live tail (the
-   * listener is an effect of this context, removed when the server closes).
+   * The context the server was mounted on. Not read: the live tail comes from `sessions.streamJson`, which needs
+   * no listener of the server's own.
    */
-  readonly ctx: Context;
+  readonly ctx?: Context;
   /** The session log events are read from (and `policy/updated` appended to). */
   readonly sessions: Sessions;
   /** Where agents are resolved and steered. */
@@ -39,12 +40,18 @@ export interface WsStats {
   readonly connections: number;
   /** Connections subscribed and not yet closing. */
   readonly subscribers: number;
-  /** Replays holding a slot. */
+  /** Replays taking turns (started, not blocked on their socket). */
   readonly replays_running: number;
-  /** Subscribes waiting for a replay slot. */
+  /** Subscribes whose replay has not started. */
   readonly replays_waiting: number;
+  /** Started replays waiting for their socket to drain (they take no turn). */
+  readonly replays_blocked: number;
   /** The most replays that ever ran at once. */
   readonly replays_peak: number;
+  /** Bytes replays hold now (their sockets' queues plus one store page each). */
+  readonly replay_bytes: number;
+  /** The most bytes replays ever held at once (bounded by `replay_budget_bytes` plus one slice). */
+  readonly replay_bytes_peak: number;
   /** Connections dropped as lagged since the start. */
   readonly lagged: number;
   /** Connections superseded by a newer one since the start. */
@@ -73,13 +80,12 @@ export class WsServer implements AsyncDisposable {
   readonly #agents: AgentGateway;
   readonly #logger: Logger | undefined;
   readonly #now: () => number;
-  readonly #slots: ReplaySlots;
+  readonly #replays: ReplayScheduler;
   readonly #connections = new Set<Connection>();
   readonly #byAgent = new Map<string, Connection>();
-  readonly #frames = new WeakMap<SessionEvent, EventFrame>();
-  /** Subscribed connections by session: who hears each `session/event`. */
+  readonly #frames = new WeakMap<EventJson, EventFrame>();
+  /** Subscribed connections by session (for the figures). */
   readonly #tails = new Map<string, Set<Connection>>();
-  readonly #unlisten: Disposer;
   readonly #host: ConnectionHost;
   /** Aborted when the server closes: ends agent resolutions still in flight. */
   readonly #stopping = new AbortController();
@@ -98,8 +104,11 @@ export class WsServer implements AsyncDisposable {
     this.#now = options.now ?? (() => performance.now());
     this.#config = options.config;
     this.#gate = new TokenGate(options.config.tokens);
-    this.#slots = new ReplaySlots(options.config.max_concurrent_replays);
     const currentConfig = (): WsConfig => this.#config;
+    this.#replays = new ReplayScheduler(() => ({
+      concurrency: currentConfig().max_concurrent_replays,
+      budget: currentConfig().replay_budget_bytes,
+    }));
     this.#host = {
       sessions: options.sessions,
       tail: (connection, on) => {
@@ -115,7 +124,7 @@ export class WsServer implements AsyncDisposable {
       get config() {
         return currentConfig();
       },
-      slots: this.#slots,
+      replays: this.#replays,
       logger: options.logger,
       frameOf: (event) => this.#frameOf(event),
       lagged: (connection) => {
@@ -130,10 +139,6 @@ export class WsServer implements AsyncDisposable {
         this.#forgetAgent(connection);
       },
     };
-    this.#unlisten = options.ctx.on(SessionEventAppended, (event) => {
-      const set = this.#tails.get(event.session_id);
-      if (set !== undefined) { for (const connection of set) connection.live(event); }
-    });
   }
 
   /**
@@ -146,7 +151,6 @@ export class WsServer implements AsyncDisposable {
     try {
       server.#http = server.#listen(options.config);
     } catch (error) {
-      server.#unlisten();
       return Promise.reject(error);
     }
     server.#startSweep();
@@ -176,13 +180,16 @@ export class WsServer implements AsyncDisposable {
 
   /** The server's figures. */
   stats(): WsStats {
-    const slots = this.#slots.stats();
+    const replays = this.#replays.stats();
     return {
       connections: this.#connections.size,
       subscribers: [...this.#tails.values()].reduce((sum, set) => sum + set.size, 0),
-      replays_running: slots.running,
-      replays_waiting: slots.waiting,
-      replays_peak: slots.peak,
+      replays_running: replays.running,
+      replays_waiting: replays.waiting,
+      replays_blocked: replays.blocked,
+      replays_peak: replays.peak,
+      replay_bytes: replays.bytes,
+      replay_bytes_peak: replays.bytes_peak,
       lagged: this.#lagged,
       superseded: this.#superseded,
     };
@@ -199,7 +206,7 @@ export class WsServer implements AsyncDisposable {
     const old = this.#http;
     this.#config = config;
     this.#gate = new TokenGate(config.tokens);
-    this.#slots.resize(config.max_concurrent_replays);
+    this.#replays.resized();
     this.#startSweep();
     for (const connection of [...this.#connections]) {
       if (moved) connection.close(CLOSE.goingAway, "server address changed");
@@ -234,7 +241,7 @@ export class WsServer implements AsyncDisposable {
     await this.#drain(connections);
     await this.#http.shutdown();
     await Promise.allSettled(connections.map((connection) => connection.settled()));
-    this.#unlisten();
+    this.#replays.close();
   }
 
   /** Waits (at most the grace period) for `connections` to finish closing. */
@@ -334,10 +341,10 @@ export class WsServer implements AsyncDisposable {
     }
   }
 
-  #frameOf(event: SessionEvent): EventFrame {
+  #frameOf(event: EventJson): EventFrame {
     let frame = this.#frames.get(event);
     if (frame === undefined) {
-      frame = { text: `{"type":"event","event":${JSON.stringify(event)}}`, bytes: undefined };
+      frame = { text: `{"type":"event","event":${event.json}}`, bytes: undefined };
       this.#frames.set(event, frame);
     }
     return frame;

@@ -16,7 +16,8 @@
  */
 import assert from "node:assert/strict";
 import { TerretError } from "@terret/hames";
-import type { Sandbox, WrappedCommand } from "@terret/core";
+import type { Sandbox } from "@terret/core";
+import type { WrappedCommand } from "@terret/core/seams";
 
 /** The escape attempts, in the order the suite reports them. */
 export const ESCAPES = [

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { DEFAULT_SANDBOX_IMAGE } from "@terret/exec";
+import { DEFAULT_SANDBOX_IMAGE } from "@terret/exec/sandbox";
 
 /** The result of {@linkcode dockerLane}. */
 export interface DockerLane {

@@ -14,6 +14,7 @@ import type { ToolOutcome } from "@terret/core";
 import { mcpServerConfig } from "../../core/mcp/config.ts";
 import { McpToolSource } from "../../core/mcp/tool_source.ts";
 import { httpOpener, stdioOpener } from "../../core/mcp/transports.ts";
+import { inheritedEnv, readHostEnv } from "../../core/mcp/runtime_env.ts";
 
 /** Pinned versions of the servers the tests start. */
 export const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";
@@ -190,7 +191,11 @@ export async function startSource(
       server: config.name,
       argv: [config.command, ...config.args],
       cwd: config.cwd ?? world.dir,
-      env: config.env,
+      // What the plugin passes: the inherited runtime variables, then the row's env.
+      env: {
+        ...inheritedEnv(config.name, config.inherit_env, readHostEnv, world.logger),
+        ...config.env,
+      },
       stderrLimit: config.stderr_log_chars,
     }, world.logger)
     : httpOpener({ url: config.url, headers: config.headers });

@@ -5,7 +5,9 @@
  * and a kill mid-call.
  */
 import assert from "node:assert/strict";
-import { DEFAULT_INHERIT_ENV } from "@terret/exec";
+import { DEFAULT_INHERIT_ENV } from "@terret/exec/process";
+import { toToolOutcome } from "../../core/mcp/content.ts";
+import { MCP_RUNTIME_ENV } from "../../core/mcp/runtime_env.ts";
 import {
   DENO_CHILD_ENV,
   EVERYTHING,
@@ -85,18 +87,40 @@ Deno.test("the everything server over stdio: tools registered, list_changed reco
     ].join("\n"),
     is_error: false,
   });
+  // The blob is the base64 of "Resource 1: This is a base64 blob created at <the server's local time>": its size
+  // depends on the hour and the locale, so the mapping's byte count is checked against the text it encodes.
   const blob = await call("mcp__everything__get-resource-reference", {
     resourceType: "Blob",
     resourceId: 1,
   });
-  assert.deepStrictEqual(blob, {
-    content: [
-      "Returning resource reference for Resource 1:",
-      "[resource demo://resource/dynamic/blob/1 (text/plain): 56 bytes of binary data omitted]",
-      "You can access this resource using the URI: demo://resource/dynamic/blob/1",
-    ].join("\n"),
-    is_error: false,
-  });
+  const lines = (blob.content as string).split("\n");
+  const omitted =
+    /^\[resource demo:\/\/resource\/dynamic\/blob\/1 \(text\/plain\): (\d+) bytes of binary data omitted\]$/
+      .exec(lines[1] ?? "");
+  assert.deepStrictEqual([blob.is_error, lines.length, lines[0], lines[2]], [
+    false,
+    3,
+    "Returning resource reference for Resource 1:",
+    "You can access this resource using the URI: demo://resource/dynamic/blob/1",
+  ]);
+  const raw = await s.source.connection.readResource("demo://resource/dynamic/blob/1") as {
+    contents: { uri: string; mimeType: string; blob: string }[];
+  };
+  const encoded = Uint8Array.from(atob(raw.contents[0]!.blob), (c) => c.charCodeAt(0));
+  const prefix = "Resource 1: This is a base64 blob created at ";
+  assert.equal(new TextDecoder().decode(encoded).startsWith(prefix), true);
+  // The tool's blob and this read were built at different instants: both encode the prefix and a time, and the
+  // reported count is a byte count (the prefix and a short time), not the base64 length.
+  const count = Number(omitted?.[1]);
+  assert.equal(count > prefix.length && count <= prefix.length + 24, true, `count ${count}`);
+  assert.deepStrictEqual(
+    toToolOutcome({ content: [{ type: "resource", resource: raw.contents[0]! }] }, "everything"),
+    {
+      content:
+        `[resource demo://resource/dynamic/blob/1 (text/plain): ${encoded.length} bytes of binary data omitted]`,
+      is_error: false,
+    },
+  );
   const text = await call("mcp__everything__get-resource-reference", {
     resourceType: "Text",
     resourceId: 3,
@@ -130,7 +154,7 @@ Deno.test("the everything server over stdio: tools registered, list_changed reco
   );
 });
 
-Deno.test("a stdio server gets only the subprocess row's base environment and its row's env", async () => {
+Deno.test("a stdio server gets only the subprocess row's base environment, its runtime variables and its row's env", async () => {
   await prefetchServers();
   Deno.env.set("TERRET_MCP_TEST_SECRET", "hunter2");
   try {
@@ -140,13 +164,22 @@ Deno.test("a stdio server gets only the subprocess row's base environment and it
       everything({ env: { ...DENO_CHILD_ENV, ROW_VAR: "yes" } }),
     );
     const env = JSON.parse((await s.registry.call("mcp__everything__get-env")).content as string);
-    const inherited = DEFAULT_INHERIT_ENV.filter((name) => Deno.env.get(name) !== undefined);
+    const inherited = [...DEFAULT_INHERIT_ENV, ...MCP_RUNTIME_ENV].filter((name) =>
+      Deno.env.get(name) !== undefined
+    );
     assert.deepStrictEqual(
       Object.keys(env).sort(),
       // Deno itself adds npm_config_user_agent for npm packages.
-      [...inherited, "DENO_NO_UPDATE_CHECK", "NO_COLOR", "ROW_VAR", "npm_config_user_agent"].sort(),
+      [
+        ...new Set(inherited),
+        "DENO_NO_UPDATE_CHECK",
+        "NO_COLOR",
+        "ROW_VAR",
+        "npm_config_user_agent",
+      ].sort(),
     );
-    assert.equal(env.ROW_VAR, "yes");
+    // A custom Deno cache reaches the server (the suite runs under one in tests/mcp/fresh_cache_test.ts).
+    assert.deepStrictEqual([env.ROW_VAR, env.DENO_DIR], ["yes", Deno.env.get("DENO_DIR")]);
   } finally {
     Deno.env.delete("TERRET_MCP_TEST_SECRET");
   }

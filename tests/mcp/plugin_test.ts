@@ -3,6 +3,7 @@
  * world: boot order, governance by the allow list, failures that end in tool errors while the registry keeps
  * working, resources as prompt sections, teardown, permissions.
  */
+import { MCP_RUNTIME_ENV } from "../../core/mcp/runtime_env.ts";
 import assert from "node:assert/strict";
 import {
   type Context,
@@ -16,7 +17,6 @@ import {
 import {
   ApprovalsService,
   mcpPlugin,
-  mcpServerConfig,
   McpToolsReconciled,
   memoryStorePlugin,
   PromptAssembler,
@@ -27,6 +27,7 @@ import {
   ToolRegistry,
   ToolsKey,
 } from "@terret/core";
+import { mcpServerConfig } from "@terret/core/mcp";
 import { noneSandboxPlugin, subprocessPlugin, workspacePlugin } from "@terret/exec";
 import {
   alive,
@@ -243,8 +244,16 @@ Deno.test("an http row needs no subprocess, and declares the net permission of i
     url: "https://mcp.example.com/mcp",
   });
   assert.deepStrictEqual(pluginPermissions(mcpPlugin, https), { net: ["mcp.example.com"] });
+  // A stdio row reads the host variables it passes on (its inherit_env), nothing else.
   const stdio = mcpServerConfig.parse({ name: "s", transport: "stdio", command: "srv" });
-  assert.deepStrictEqual(pluginPermissions(mcpPlugin, stdio), {});
+  assert.deepStrictEqual(pluginPermissions(mcpPlugin, stdio), { env: [...MCP_RUNTIME_ENV] });
+  const bare = mcpServerConfig.parse({
+    name: "s",
+    transport: "stdio",
+    command: "srv",
+    inherit_env: [],
+  });
+  assert.deepStrictEqual(pluginPermissions(mcpPlugin, bare), { env: [] });
 });
 
 Deno.test("a required server that cannot start fails the boot, naming the row", async () => {

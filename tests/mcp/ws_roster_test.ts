@@ -10,7 +10,8 @@
  */
 import assert from "node:assert/strict";
 import { createMemoryLogger } from "@terret/hames";
-import { type SessionEvent, SessionsKey, type ToolInfo, ToolsKey } from "@terret/core";
+import { type SessionEvent, SessionsKey, ToolsKey } from "@terret/core";
+import type { ToolInfo } from "@terret/core/tools";
 import { fakeOpenRouter, sseResponse, textTurn, toolCallTurn } from "@terret/core/testing";
 import { WsServiceKey } from "@terret/ws";
 import { Terret } from "@terret/terret";

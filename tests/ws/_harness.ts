@@ -12,13 +12,8 @@ import {
   type MemoryLogger,
   type TerretError,
 } from "@terret/hames";
-import {
-  type AppendInput,
-  type Content,
-  type SessionEvent,
-  SessionLog,
-  SqliteSessionStore,
-} from "@terret/core";
+import { type AppendInput, type Content, SqliteSessionStore } from "@terret/core/sessions";
+import { type SessionEvent, SessionLog } from "@terret/core";
 import {
   type AgentGateway,
   type AgentLink,

@@ -1,11 +1,13 @@
 /**
  * The event stream (docs/protocol.md §3, §6): replay then live tail exactly as stored, reconnects with no gap and
  * no duplicate, replay caps, supersede, backpressure (`lagged` for a slow reader while another agent proceeds,
- * a stalled replay dropped and its slot freed), heartbeat, shutdown, and no secret on the socket.
+ * a blocked replay taking no turn and dropped after send_timeout_seconds), heartbeat, shutdown, and no secret on
+ * the socket.
  */
 import assert from "node:assert/strict";
 import { createContext } from "@terret/hames";
-import type { AppendInput, SessionEvent } from "@terret/core";
+import type { AppendInput } from "@terret/core/sessions";
+import type { SessionEvent } from "@terret/core";
 import { until } from "../../exec/process/_testing.ts";
 import { type Frame, RawClient, within, WsClient } from "./_clients.ts";
 import { assertGolden } from "./_golden.ts";
@@ -204,7 +206,7 @@ Deno.test("a slow reader is sent lagged and closed with 4008 while another agent
   await again.close();
 });
 
-Deno.test("a replay waiting on a reader that stopped reading is dropped after send_timeout_seconds, freeing its slot", async () => {
+Deno.test("a replay blocked on a reader that stopped reading takes no turn: another replay runs at once, and the stuck one is dropped after send_timeout_seconds", async () => {
   await using h = await startHarness({
     queue_limit: 64 * 1024,
     max_concurrent_replays: 1,
@@ -216,14 +218,22 @@ Deno.test("a replay waiting on a reader that stopped reading is dropped after se
   await h.append("stuck", ...Array.from({ length: 100 }, () => chunk(big))); // 6.4 MiB to replay
   await h.append("next", chunk("hello"));
   const stuck = await rawSubscriber(h, "stuck", 1); // never reads
-  await until("the stuck replay to start", () => h.server.stats().replays_running === 1, 10_000);
+  await until(
+    "the stuck replay to block on its socket",
+    () => h.server.stats().replays_blocked === 1,
+    10_000,
+  );
   const { client } = await h.connect("next");
   client.send({ type: "subscribe", from_seq: 1, ref: "n" });
-  // Acked at once; its replay waits for the only slot, which the stuck reader holds until it times out.
+  // Acked at once; its replay takes the only turn at once, since the blocked one holds none.
   assert.deepStrictEqual(await client.next(), { type: "ack", ref: "n" });
   const stored = await h.sessions.read("next");
   assert.deepStrictEqual(await client.take(2), stored.map(eventFrame));
-  assert.equal(h.server.stats().lagged, 1);
+  assert.deepStrictEqual(
+    [h.server.stats().lagged, h.server.stats().replays_blocked],
+    [0, 1],
+  );
+  await until("the stuck reader to be dropped", () => h.server.stats().lagged === 1, 10_000);
   const { frames, close } = await within(stuck.readUntilClose(), 30_000, "the stuck backlog");
   stuck.close();
   assert.deepStrictEqual(close, { code: 4008, reason: "lagged" });

@@ -30,7 +30,7 @@
  */
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { TerretError } from "@terret/hames";
+import { TerretError } from "../../errors.ts";
 import { canonicalJson } from "../../sessions/digest.ts";
 import { LlmRequestSchema, ModelRoleSchema } from "../schemas.ts";
 import type { LlmRequest, ModelRole, StreamEvent } from "../vocabulary.ts";
@@ -219,7 +219,7 @@ export function exchangeBytes(exchange: CassetteExchange): Uint8Array {
  *
  * @example
  * ```ts
- * import { jsonDifference } from "@terret/core";
+ * import { jsonDifference } from "@terret/core/llm";
  * jsonDifference({ a: [1, 2] }, { a: [1, 3] }, "request"); // 'request.a[1]: recorded 2, got 3'
  * ```
  */

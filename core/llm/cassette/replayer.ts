@@ -6,7 +6,8 @@
  */
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { definePlugin, type Plugin, TerretError } from "@terret/hames";
+import { definePlugin, type Plugin } from "@terret/hames";
+import { TerretError } from "../../errors.ts";
 import { LlmStream } from "../events.ts";
 import type { HttpTransport, LlmRequest, ModelRole } from "../vocabulary.ts";
 import {

@@ -50,7 +50,7 @@ export interface OpenRouterAdapterOptions extends HttpAdapterOptions {
  *
  * @example
  * ```ts ignore
- * import { OpenRouterAdapter } from "@terret/core";
+ * import { OpenRouterAdapter } from "@terret/core/llm";
  * const adapter = new OpenRouterAdapter({
  *   model: "openai/gpt-5-mini",
  *   apiKey: Deno.env.get("OPENROUTER_API_KEY")!,

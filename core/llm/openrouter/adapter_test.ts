@@ -226,21 +226,30 @@ Deno.test("429 with Retry-After waits what the server asks, then succeeds", asyn
   }]);
 });
 
-Deno.test("a real short Retry-After is honoured before the second request", async () => {
+Deno.test("a Retry-After holds the second request until the wait is over", async () => {
   await using server = await fakeOpenRouter();
   server.script(
     jsonError(429, "Slow down", { headers: { "retry-after": "1" } }),
     sseResponse(TRANSCRIPTS.plainText),
   );
-  const real = new OpenRouterAdapter({
-    model: "test/model",
-    apiKey: "sk-test",
-    baseUrl: server.url,
-  });
-  const events = await collect(real.stream(REQUEST));
-  assert.deepStrictEqual(events, PLAIN_EVENTS);
-  const [first, second] = server.requests;
-  assert.ok(second!.at - first!.at >= 1_000, `waited only ${second!.at - first!.at} ms`);
+  // A clock the test advances: the wait ends when the test says so, not after a real second.
+  const waits: { ms: number; over: () => void }[] = [];
+  const waiting = Promise.withResolvers<void>();
+  const timing = {
+    ...recordingTiming(),
+    sleep(ms: number): Promise<void> {
+      const { promise, resolve } = Promise.withResolvers<void>();
+      waits.push({ ms, over: resolve });
+      waiting.resolve();
+      return promise;
+    },
+  };
+  const events = collect(adapter(server.url, { timing }).stream(REQUEST));
+  await waiting.promise;
+  assert.deepStrictEqual([waits.map((wait) => wait.ms), server.requests.length], [[1_000], 1]);
+  waits[0]!.over();
+  assert.deepStrictEqual(await events, PLAIN_EVENTS);
+  assert.equal(server.requests.length, 2);
 });
 
 Deno.test("an HTTP-date Retry-After on 503 is converted to a wait from now", async () => {

@@ -8,9 +8,6 @@ import type { StreamDecoder } from "../adapter_base.ts";
 import { toolCallEnd } from "../tool_call_end.ts";
 import type { FinishReason, StreamEvent, StreamFailure, Usage } from "../vocabulary.ts";
 
-/** One structured reasoning block (`reasoning_details[]`), kept verbatim for replay. */
-export type ReasoningDetail = Readonly<Record<string, unknown>> & { readonly type: string };
-
 interface ToolState {
   id: string;
   name: string;

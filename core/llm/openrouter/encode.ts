@@ -63,7 +63,7 @@ export function encodeChatRequest(
 }
 
 /** Encodes one message (a `tool` message may hold several results, each becoming its own message). */
-export function encodeMessage(message: Message): ChatMessage[] {
+function encodeMessage(message: Message): ChatMessage[] {
   switch (message.role) {
     case "user":
       return [{ role: "user", content: encodeContent(message.parts.filter(isUserPart)) }];

@@ -1,0 +1,95 @@
+// deno-lint-ignore-file no-console
+/**
+ * The clients of `bench/replay_storm.ts`, in their own process so their work is not the server's: one caught-up
+ * live client, then a storm of clients that connect at once and subscribe from seq 1. Reads a JSON job from argv,
+ * prints a JSON report on stdout.
+ *
+ * @module
+ */
+
+/** What the server asks for. */
+export interface StormJob {
+  readonly port: number;
+  readonly token: string;
+  /** The storm's agent ids; each has `events` stored events. */
+  readonly agents: readonly string[];
+  readonly events: number;
+  /** The caught-up client's agent id (subscribed from its head + 1 before the storm). */
+  readonly live: string;
+  readonly liveFrom: number;
+}
+
+/** What the clients measured (milliseconds). */
+export interface StormReport {
+  /** Per storm client: connect to `hello`. */
+  readonly hello: number[];
+  /** Per storm client: connect to its last replayed event. */
+  readonly caughtUp: number[];
+  /** The storm's wall time: first connect to the last client caught up. */
+  readonly wall: number;
+  /** Live tail: append (epoch ms, the payload's text) to receipt, for events appended during the storm. */
+  readonly live: number[];
+}
+
+const job = JSON.parse(Deno.args[0]!) as StormJob;
+const url = (agent: string): string => `ws://127.0.0.1:${job.port}/v1/agents/${agent}/stream`;
+const protocols = ["terret.v1", `bearer.${job.token}`];
+
+function open(agent: string): WebSocket {
+  return new WebSocket(url(agent), protocols);
+}
+
+// The caught-up client.
+const live: number[] = [];
+let storming = false;
+const liveSocket = open(job.live);
+await new Promise<void>((resolve, reject) => {
+  liveSocket.onmessage = (message) => {
+    const frame = JSON.parse(message.data as string);
+    if (frame.type === "hello") {
+      liveSocket.send(JSON.stringify({ type: "subscribe", from_seq: job.liveFrom }));
+      resolve();
+    } else if (frame.type === "event" && storming) {
+      live.push(Date.now() - Number(frame.event.payload.text));
+    }
+  };
+  liveSocket.onerror = () => reject(new Error("the live client failed"));
+});
+console.error("ready");
+await new Promise<void>((resolve) => {
+  Deno.stdin.readable.getReader().read().then(() => resolve());
+});
+
+storming = true;
+const start = performance.now();
+const hello: number[] = [];
+const caughtUp: number[] = [];
+await Promise.all(job.agents.map((agent) =>
+  new Promise<void>((resolve, reject) => {
+    const began = performance.now();
+    const socket = open(agent);
+    socket.onmessage = (message) => {
+      const text = message.data as string;
+      if (text.startsWith('{"type":"hello"')) {
+        hello.push(performance.now() - began);
+        socket.send(JSON.stringify({ type: "subscribe", from_seq: 1 }));
+        return;
+      }
+      // The last event: its seq is the job's count (read without parsing every frame).
+      if (text.includes(`,"seq":${job.events},"at"`)) {
+        caughtUp.push(performance.now() - began);
+        socket.close();
+        resolve();
+      }
+    };
+    socket.onclose = (event) => {
+      if (caughtUp.length < job.agents.length && event.code !== 1000 && event.code !== 1005) {
+        reject(new Error(`storm client ${agent} closed ${event.code} ${event.reason}`));
+      }
+    };
+  })
+));
+const wall = performance.now() - start;
+storming = false;
+liveSocket.close();
+console.log(JSON.stringify({ hello, caughtUp, wall, live } satisfies StormReport));

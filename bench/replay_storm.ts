@@ -1,0 +1,269 @@
+// deno-lint-ignore-file no-console
+/**
+ * Reconnect storm: 200 agents × 1,000 stored events (about 800 bytes each) in a real SQLite file, served by the real
+ * socket server over real sockets; every client reconnects at once and subscribes from seq 1, while one caught-up
+ * client tails an agent that appends every 10 ms. The clients run in their own process (`bench/_storm_clients.ts`).
+ *
+ * Reported against the issue's targets: every client caught up (wall), `hello` p99, the live tail's p99, the peak
+ * RSS against the quiet server plus the replay budget, and one connection's replay throughput against the floor: a
+ * raw read of the same rows plus `socket.send` of the same bytes on a bare `Deno.serve` socket (median of paired
+ * rounds, order rotated). The server's CPU time during the storm is printed beside its wall time: on a shared, loaded
+ * machine the wall figures include waiting for a core.
+ *
+ * Run: deno run -A bench/replay_storm.ts [--quick] [--agents N] [--events N]
+ *
+ * @module
+ */
+import { DatabaseSync } from "node:sqlite";
+import { cpuUsage } from "node:process";
+import { createContext } from "@terret/hames";
+import { type SessionEvent, SessionLog } from "@terret/core";
+import { SqliteSessionStore } from "@terret/core/sessions";
+import { type AgentGateway, wsConfig, WsServer } from "@terret/ws";
+import type { StormJob, StormReport } from "./_storm_clients.ts";
+
+const quick = Deno.args.includes("--quick");
+const arg = (name: string, fallback: number): number => {
+  const index = Deno.args.indexOf(name);
+  return index < 0 ? fallback : Number(Deno.args[index + 1]);
+};
+const AGENTS = arg("--agents", quick ? 50 : 200);
+const EVENTS = arg("--events", 1000);
+const ROUNDS = quick ? 3 : 7;
+const TOKEN = "bench-token-0123456789abcdef";
+const TEXT = "storm ".repeat(110); // ~660 characters of text: ~800-byte events
+
+const dir = await Deno.makeTempDir({ prefix: "terret-storm-" });
+const path = `${dir}/sessions.db`;
+const store = SqliteSessionStore.open({ path });
+const at = new Date(0).toISOString();
+const envelope = (session: string, seq: number): SessionEvent => ({
+  id: crypto.randomUUID(),
+  session_id: session,
+  seq,
+  at,
+  type: seq === 1 ? "session/created" : "assistant/chunk",
+  payload: seq === 1 ? { meta: { agent_id: session } } : { kind: "text", text: `${seq} ${TEXT}` },
+  parent_id: null,
+});
+const agents = Array.from({ length: AGENTS }, (_, i) => `storm-${i}`);
+for (const agent of agents) {
+  await store.importSession(Array.from({ length: EVENTS }, (_, i) => envelope(agent, i + 1)));
+}
+await store.importSession([
+  envelope("solo", 1),
+  ...Array.from({ length: EVENTS - 1 }, (_, i) => envelope("solo", i + 2)),
+]);
+const ctx = createContext({ mode: "production" });
+const sessions = new SessionLog(ctx, store);
+await sessions.create({ session_id: "live" });
+const gateway: AgentGateway = {
+  open(agentId) {
+    return Promise.resolve({
+      agentId,
+      sessionId: agentId,
+      message: () => Promise.resolve(),
+      steer: () => Promise.resolve(),
+      cancel: () => Promise.resolve(),
+    });
+  },
+};
+const BUDGET = 64 * 1024 * 1024;
+const base = { port: 0, tokens: [{ token: TOKEN, agents: ["*"] }] };
+let budgeted = true;
+let config;
+try {
+  config = wsConfig.parse({ ...base, replay_budget_bytes: BUDGET });
+} catch {
+  budgeted = false; // a build without the replay budget (the "before" figures)
+  config = wsConfig.parse(base);
+}
+const server = await WsServer.start({ ctx, sessions, agents: gateway, config });
+
+// One connection's replay against the floor.
+const floor = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
+  const { socket, response } = Deno.upgradeWebSocket(request);
+  const db = new DatabaseSync(path, { readOnly: true });
+  const rows = db.prepare(
+    "SELECT seq, id, at, type, parent_id, payload FROM session_events WHERE session_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
+  );
+  (rows as unknown as { setReturnArrays(enabled: boolean): void }).setReturnArrays(true);
+  socket.onmessage = () => {
+    let next = 1;
+    for (;;) {
+      const page = rows.all("solo", next, 1000) as unknown as [
+        number,
+        string,
+        string,
+        string,
+        null,
+        string,
+      ][];
+      for (const r of page) {
+        socket.send(
+          `{"type":"event","event":{"id":${JSON.stringify(r[1])},"session_id":"solo","seq":${
+            r[0]
+          },"at":${JSON.stringify(r[2])},"type":${JSON.stringify(r[3])},"payload":${
+            r[5]
+          },"parent_id":null}}`,
+        );
+      }
+      if (page.length < 1000) break;
+      next = page.at(-1)![0] + 1;
+    }
+  };
+  socket.onclose = () => db.close();
+  return response;
+});
+
+async function replayOnce(kind: "terret" | "floor"): Promise<number> {
+  const socket = kind === "terret"
+    ? new WebSocket(`ws://127.0.0.1:${server.port}/v1/agents/solo/stream`, [
+      "terret.v1",
+      `bearer.${TOKEN}`,
+    ])
+    : new WebSocket(`ws://127.0.0.1:${floor.addr.port}/`);
+  const began = performance.now();
+  const last = `"seq":${EVENTS},"at"`;
+  return await new Promise<number>((resolve, reject) => {
+    socket.onopen = () => {
+      if (kind === "floor") socket.send("go");
+    };
+    socket.onmessage = (message) => {
+      const text = message.data as string;
+      if (text.startsWith('{"type":"hello"')) {
+        socket.send(JSON.stringify({ type: "subscribe", from_seq: 1 }));
+      } else if (text.includes(last)) {
+        resolve(performance.now() - began);
+        socket.close();
+      }
+    };
+    socket.onerror = () => reject(new Error(`the ${kind} replay failed`));
+  });
+}
+const ratios: number[] = [];
+const terretMs: number[] = [];
+const floorMs: number[] = [];
+for (let round = 0; round < ROUNDS + 1; round++) {
+  const order = round % 2 === 0 ? ["terret", "floor"] : ["floor", "terret"];
+  const times: Record<string, number> = {};
+  for (const which of order) {
+    times[which] = await replayOnce(which as "terret" | "floor");
+  }
+  if (round === 0) continue; // warm-up
+  terretMs.push(times.terret!);
+  floorMs.push(times.floor!);
+  ratios.push(times.floor! / times.terret!);
+}
+
+// The storm.
+const quiet = Deno.memoryUsage().rss;
+const child = new Deno.Command(Deno.execPath(), {
+  args: [
+    "run",
+    "-A",
+    new URL("./_storm_clients.ts", import.meta.url).pathname,
+    JSON.stringify(
+      {
+        port: server.port,
+        token: TOKEN,
+        agents,
+        events: EVENTS,
+        live: "live",
+        liveFrom: 2,
+      } satisfies StormJob,
+    ),
+  ],
+  stdin: "piped",
+  stdout: "piped",
+  stderr: "piped",
+}).spawn();
+const errors = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+let said = "";
+while (!said.includes("ready")) {
+  const { value, done } = await errors.read();
+  if (done) throw new Error(`the storm clients exited: ${said}`);
+  said += value;
+}
+let peak = quiet;
+let appending = true;
+const sampler = setInterval(() => peak = Math.max(peak, Deno.memoryUsage().rss), 5);
+const appender = (async () => {
+  while (appending) {
+    await sessions.append("live", {
+      type: "assistant/chunk",
+      payload: { kind: "text", text: `${Date.now()}` },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+})();
+const cpuBefore = cpuUsage();
+const writer = child.stdin.getWriter();
+await writer.write(new TextEncoder().encode("go\n"));
+await writer.close();
+const output = await new Response(child.stdout).text();
+const status = await child.status;
+const cpu = cpuUsage(cpuBefore);
+appending = false;
+await appender;
+clearInterval(sampler);
+peak = Math.max(peak, Deno.memoryUsage().rss);
+if (!status.success) throw new Error(`the storm clients failed: ${said}`);
+const report = JSON.parse(output) as StormReport;
+
+const MiB = 1024 * 1024;
+const p = (values: readonly number[], q: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+};
+const median = (values: readonly number[]): number => p(values, 0.5);
+const budget = budgeted ? BUDGET : 0;
+const rows: [string, string, string][] = [
+  [`all ${AGENTS} clients caught up (wall)`, `${report.wall.toFixed(0)} ms`, "≤ 1500 ms"],
+  ["hello p99 during the storm", `${p(report.hello, 0.99).toFixed(1)} ms`, "≤ 50 ms"],
+  [
+    `live tail p99 during the storm (${report.live.length} events)`,
+    `${p(report.live, 0.99).toFixed(1)} ms`,
+    "≤ 50 ms",
+  ],
+  [
+    "peak RSS / (quiet + budget)",
+    `${(peak / MiB).toFixed(0)} MiB / (${(quiet / MiB).toFixed(0)} + ${budget / MiB}) MiB = ${
+      (peak / (quiet + budget)).toFixed(2)
+    }`,
+    "≤ 1.2",
+  ],
+  [
+    "one connection's replay: floor / terret (median of paired rounds)",
+    `${median(ratios).toFixed(2)} (terret ${median(terretMs).toFixed(1)} ms, floor ${
+      median(floorMs).toFixed(1)
+    } ms)`,
+    "≥ 0.8",
+  ],
+];
+console.log(
+  `reconnect storm: ${AGENTS} agents × ${EVENTS} events (${
+    (Deno.statSync(path).size / MiB).toFixed(0)
+  } MiB SQLite), budget ${budgeted ? `${BUDGET / MiB} MiB` : "none (this build has none)"}`,
+);
+for (const [name, value, target] of rows) {
+  console.log(`  ${name.padEnd(68)} ${value.padEnd(44)} target ${target}`);
+}
+const cpuMs = (cpu.user + cpu.system) / 1000;
+console.log(
+  `  server CPU during the storm ${cpuMs.toFixed(0)} ms for the ${
+    report.wall.toFixed(0)
+  } ms storm ` +
+    "(the rest of the wall time the server waited for a core or for the clients)",
+);
+console.log(
+  `  hello p50 ${median(report.hello).toFixed(1)} ms; caught-up p50 ${
+    median(report.caughtUp).toFixed(0)
+  } ms`,
+);
+
+await server.close();
+await floor.shutdown();
+await ctx.dispose();
+await store.close();
+await Deno.remove(dir, { recursive: true });

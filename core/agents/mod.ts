@@ -1,0 +1,38 @@
+/**
+ * Agents: the `agents` registry, the agent handle and inbox, the driver contract a loop implements, and the agent lifecycle events.
+ *
+ * Import from `@terret/core/agents`.
+ *
+ * @module
+ */
+export {
+  AGENT_EVENTS,
+  AgentDisposed,
+  type AgentDisposedPayload,
+  type AgentStatus,
+  AgentStatusChanged,
+  type AgentStatusChangedPayload,
+} from "./events.ts";
+export { type Agent, type IdleOptions, type InjectOptions } from "./agent.ts";
+export {
+  AGENT_SHUTDOWN,
+  type Driver,
+  LoopKey,
+  type OpenTurn,
+  TURN_CANCELLED,
+  type TurnOutcome,
+  type TurnRun,
+} from "./driver.ts";
+export { Inbox } from "./inbox.ts";
+export { findOpenTurn } from "./open_turn.ts";
+export {
+  AgentRegistry,
+  type Agents,
+  type AgentsConfig,
+  agentsConfig,
+  AgentsKey,
+  assertAgentId,
+  type CreateAgentOptions,
+  type DisposeAgentOptions,
+  type EnsureAgentOptions,
+} from "./agent_registry.ts";

@@ -1,0 +1,97 @@
+/**
+ * The session log: durable session events and their envelopes, the stores (memory, JSONL, SQLite), the `sessions` service and its plugin, message derivation, digests and usage roll-ups.
+ *
+ * Import from `@terret/core/sessions`.
+ *
+ * @module
+ */
+export {
+  type AppendInput,
+  assertSessionId,
+  type EventDraft,
+  SESSION_ID_PATTERN,
+  type SessionEvent,
+} from "./envelope.ts";
+export {
+  type ApprovalAnswerer,
+  ApprovalRequested,
+  ApprovalResolved,
+  AssistantChunk,
+  AssistantMessage,
+  type Content,
+  ContextInjected,
+  InvariantViolated,
+  type InvariantViolatedPayload,
+  PolicyUpdated,
+  SESSION_EVENT_TYPES,
+  SESSION_LIVE_EVENTS,
+  SessionCompacted,
+  SessionCreated,
+  SessionEventAppended,
+  sessionEventSchema,
+  SessionForked,
+  SessionTitled,
+  StepEnd,
+  StepStart,
+  ToolCall,
+  ToolResult,
+  TurnEnd,
+  TurnStart,
+  UserMessage,
+} from "./events.ts";
+export {
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  MAX_PAYLOAD_DEPTH,
+  type NormalizedPayload,
+  type NormalizeOptions,
+  normalizePayload,
+  type Scrubber,
+} from "./normalize_payload.ts";
+export {
+  BUILTIN_PROJECTIONS,
+  deriveMessages,
+  type DeriveOptions,
+  type Projection,
+} from "./derive_messages.ts";
+export { digestMessages, firstDifference } from "./digest.ts";
+export { rollupUsage, type UsageRollup } from "./usage.ts";
+export {
+  type CommitListener,
+  type EventJson,
+  type SessionStore,
+  SessionStoreKey,
+  type StoreJsonReadOptions,
+  type StoreReadOptions,
+  type StoreStats,
+} from "./store.ts";
+export { MemorySessionStore, memoryStoreConfig, memoryStorePlugin } from "./memory_store.ts";
+export {
+  JsonlSessionStore,
+  type JsonlStoreConfig,
+  jsonlStoreConfig,
+  type JsonlStoreOptions,
+  jsonlStorePlugin,
+} from "./jsonl_store.ts";
+export {
+  SqliteSessionStore,
+  type SqliteStoreConfig,
+  sqliteStoreConfig,
+  type SqliteStoreOptions,
+  sqliteStorePath,
+  sqliteStorePlugin,
+} from "./sqlite_store.ts";
+export {
+  type CreateOptions,
+  type DeriveFromLogOptions,
+  type EventTypeOptions,
+  type ForkOptions,
+  type InvariantReport,
+  type ScrubberOptions,
+  type Sessions,
+  SessionsKey,
+  type SignalOptions,
+  type StreamOptions,
+} from "./sessions.ts";
+export { SessionLog, type SessionLogOptions } from "./session_log.ts";
+export { type SessionsConfig, sessionsConfig, sessionsPlugin } from "./sessions_plugin.ts";
+export { SessionProjection, type SessionProjectionOptions } from "./session_projection.ts";

@@ -1,0 +1,23 @@
+/**
+ * Sandbox providers: none, Deno and Docker, and the probe that reports which of them a host can run.
+ *
+ * Import from `@terret/exec/sandbox`.
+ *
+ * @module
+ */
+export { type NoneSandboxConfig, noneSandboxPlugin } from "./none.ts";
+export { createNoneSandbox } from "./none.ts";
+export {
+  DEFAULT_SANDBOX_IMAGE,
+  DockerSandbox,
+  type DockerSandboxConfig,
+  type DockerSandboxOptions,
+  dockerSandboxPlugin,
+} from "./docker.ts";
+export {
+  DenoSandbox,
+  type DenoSandboxConfig,
+  type DenoSandboxOptions,
+  denoSandboxPlugin,
+} from "./deno.ts";
+export { type ProbeSandboxOptions, probeSandboxProviders, type SandboxProbe } from "./probe.ts";

@@ -1,0 +1,74 @@
+import assert from "node:assert/strict";
+import { createContext } from "./context.ts";
+import { ScopedCollection } from "./scoped_collection.ts";
+
+function names(): { collection: ScopedCollection<string, readonly string[]>; derived: string[][] } {
+  const derived: string[][] = [];
+  const collection = new ScopedCollection<string, readonly string[]>((entries) => {
+    derived.push([...entries]);
+    return Object.freeze([...entries]);
+  });
+  return { collection, derived };
+}
+
+Deno.test("ScopedCollection.view() sees an entry from its owner's subtree only, ancestors' entries first", async () => {
+  await using root = createContext({ mode: "test" });
+  const { collection } = names();
+  const agent = root.fork("agent");
+  const sibling = root.fork("sibling");
+  const nested = agent.fork("nested");
+  collection.add(nested, "nested", "n");
+  collection.add(agent, "agent.1", "a1");
+  collection.add(root, "root", "r");
+  collection.add(agent, "agent.2", "a2");
+  assert.deepStrictEqual(
+    [root, agent, sibling, nested].map((ctx) => collection.view(ctx)),
+    [["root"], ["root", "agent.1", "agent.2"], ["root"], ["root", "agent.1", "agent.2", "nested"]],
+  );
+});
+
+Deno.test("ScopedCollection entries die with their owner and with their disposer", async () => {
+  await using root = createContext({ mode: "test" });
+  const { collection } = names();
+  const agent = root.fork("agent");
+  const off = collection.add(root, "root", "r");
+  collection.add(agent, "agent", "a");
+  assert.deepStrictEqual(collection.view(agent), ["root", "agent"]);
+  await agent.dispose();
+  assert.deepStrictEqual(collection.view(root), ["root"]);
+  await off();
+  assert.deepStrictEqual(collection.view(root), []);
+  assert.throws(
+    () => collection.add(agent, "late", "late"),
+    {
+      name: "TerretError",
+      code: "ContextDisposed",
+      message: 'Cannot late: context "agent" is disposed',
+    },
+  );
+});
+
+Deno.test("ScopedCollection.view() derives once per context until an entry is added or removed", async () => {
+  await using root = createContext({ mode: "test" });
+  const { collection, derived } = names();
+  const agent = root.fork("agent");
+  collection.add(root, "a", "a");
+  const first = collection.view(agent);
+  assert.equal(collection.view(agent), first);
+  collection.view(root);
+  assert.deepStrictEqual(derived, [["a"], ["a"]]);
+  const off = collection.add(agent, "b", "b");
+  assert.deepStrictEqual(collection.view(agent), ["a", "b"]);
+  await off();
+  assert.deepStrictEqual(collection.view(agent), ["a"]);
+  assert.deepStrictEqual(derived, [["a"], ["a"], ["a", "b"], ["a"]]);
+});
+
+Deno.test("two ScopedCollections on one context never see each other's entries", async () => {
+  await using root = createContext({ mode: "test" });
+  const tools = names().collection;
+  const sections = names().collection;
+  tools.add(root, "tool", "t");
+  sections.add(root, "section", "s");
+  assert.deepStrictEqual([tools.view(root), sections.view(root)], [["tool"], ["section"]]);
+});
