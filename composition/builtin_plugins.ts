@@ -9,6 +9,7 @@ import type { PluginLike } from "@terret/hames";
 import {
   AgentLoop,
   AgentRegistry,
+  ApprovalsService,
   CompactionService,
   credentialsPlugin,
   jsonlStorePlugin,
@@ -47,7 +48,7 @@ import { WsInterface } from "@terret/ws";
  * driver `terret-loop` and the MCP client `terret-mcp`, one `mcp.<server>` row per server), the execution world
  * (`workspace`, `fs`, the sandbox providers `sandbox-docker`, `sandbox-deno` and `sandbox-none`, `subprocess`,
  * `shell`, `terminals`) and the standard tools (`terret-tools-std`) and the WebSocket event stream (`terret-ws`).
- * Still to land (its base row is disabled until then): `terret-approvals` (`approvals`).
+ * And durable approvals, `terret-approvals` (`approvals`).
  */
 export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   sqliteStorePlugin,
@@ -60,6 +61,7 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   llmReplayer,
   ToolRegistry,
   ToolAllowList,
+  ApprovalsService,
   PromptAssembler,
   AgentRegistry,
   AgentLoop,

@@ -7,7 +7,7 @@ import { resolveProfile } from "./resolve.ts";
 const BASE = fileURLToPath(new URL("../bundles/base.yml", import.meta.url));
 /** The core's built-in plugin names, as an unknown-plugin error lists them (sorted among the others). */
 const CORE_PLUGINS =
-  "terret-agents, terret-compaction, terret-credentials, terret-llm, terret-llm-openrouter, " +
+  "terret-agents, terret-approvals, terret-compaction, terret-credentials, terret-llm, terret-llm-openrouter, " +
   "terret-llm-recorder, terret-llm-replayer, terret-loop, terret-mcp, terret-prompt, terret-redaction, terret-sessions, " +
   "terret-store-jsonl, terret-store-memory, terret-store-sqlite, terret-titler, terret-tools, terret-tools-allow, " +
   "terret-tools-std, terret-ws";
@@ -88,12 +88,7 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
     ["ok", "rows", "loop", "ok (terret-loop)"],
     ["ok", "rows", "compaction", "ok (terret-compaction)"],
     ["ok", "rows", "titles", "ok (terret-titler)"],
-    [
-      "info",
-      "rows",
-      "approvals",
-      'disabled; its plugin "terret-approvals" is not available in this build',
-    ],
+    ["ok", "rows", "approvals", "ok (terret-approvals)"],
     ["ok", "rows", "interfaces.ws", "ok (terret-ws)"],
     [
       "error",

@@ -24,6 +24,9 @@ export const CORE_ERROR_CODES = {
   AgentShutdown:
     "The abort reason of a turn stopped because the agents service stops (the turn stays open)",
   AgentsStopped: "The agents service is stopping or stopped and takes no new agents",
+  AlreadyResolved: "An approval request already has a verdict (the first answer won)",
+  CannotRemember:
+    "No permission rule can be derived safely from the call an answer asked to remember",
   CassetteInvalid: "A cassette file is not a well-formed cassette",
   CassetteMismatch: "A replayed model request differs from the recorded one",
   CompactionFailed:
@@ -31,7 +34,9 @@ export const CORE_ERROR_CODES = {
   InstructionsUnreadable: "The file a prompt row names as its system prompt cannot be read",
   InvalidAgentId: "An agent id does not match the session id pattern",
   InvalidBoundary: "A fork boundary is outside the source session or splits a turn",
+  InvalidDecision: "An approval answer's decision is neither allow nor deny",
   InvalidPayload: "An event payload is not JSON, not valid UTF-8, or breaks its type's schema",
+  InvalidRule: "A permission rule is malformed",
   InvalidSessionId: "A session id does not match the session id pattern",
   LlmMissing: "A model request was made with no model registry mounted",
   LlmRoleTaken: "A model adapter is already registered for the role",
@@ -57,6 +62,7 @@ export const CORE_ERROR_CODES = {
   ToolNameClash: "Two MCP tools sanitise to the same registered name",
   TurnCancelled: "The abort reason of a turn cancelled by `agent.cancel`",
   UnknownEventType: "An append used an event type no plugin registered",
+  UnknownRequest: "An approval answer names a request the session does not hold",
   UtilityCallFailed: "A utility model call (a summary or a title) failed or returned no text",
 } as const;
 

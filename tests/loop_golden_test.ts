@@ -334,6 +334,7 @@ Deno.test("golden: invalid tool arguments become error results written for the m
     description: "Reads a file",
     parameters: z.object({ path: z.string() }),
     mutating: false,
+    approval: "never" as const,
     concurrency: "parallel" as const,
     handler: ({ path }: { path: string }) => `contents of ${path}`,
   };

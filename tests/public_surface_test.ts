@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import * as core from "@terret/core";
 import * as coreAgents from "@terret/core/agents";
+import * as coreApprovals from "@terret/core/approvals";
 import * as coreCompaction from "@terret/core/compaction";
 import * as coreLlm from "@terret/core/llm";
 import * as coreLoop from "@terret/core/loop";
@@ -24,6 +25,7 @@ import * as execTools from "@terret/exec/tools";
 const ENTRIES: Readonly<Record<string, Record<string, unknown>>> = {
   "@terret/core": core,
   "@terret/core/agents": coreAgents,
+  "@terret/core/approvals": coreApprovals,
   "@terret/core/compaction": coreCompaction,
   "@terret/core/llm": coreLlm,
   "@terret/core/loop": coreLoop,
@@ -71,6 +73,8 @@ Deno.test("core's and exec's `.` hold the runtime names a plugin author needs, a
     "AgentStatusChanged",
     "AgentTurnStopping",
     "AgentsKey",
+    "ApprovalsKey",
+    "ApprovalsService",
     "CORE_ERRORS",
     "CORE_ERROR_CODES",
     "CompactionKey",

@@ -55,6 +55,7 @@ Deno.test("loop + redaction row: a tool result, a user message and an argument k
     name: "leak",
     description: "returns a secret",
     parameters: z.looseObject({}),
+    approval: "never",
     handler: () => `found ${SECRET}`,
   });
   const agent = await stack.agents.ensure("a2");

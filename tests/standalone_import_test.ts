@@ -100,6 +100,7 @@ Deno.test("core type-checks and runs through each of its entries with nothing bu
       "./loop",
       "./prompt",
       "./redaction",
+      "./approvals",
       "./seams",
       "./testing",
     ]);

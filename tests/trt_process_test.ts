@@ -28,6 +28,31 @@ Deno.test("a config error in a real trt process is one line on stderr and exit c
   assert.equal(output.code, 2);
 });
 
+Deno.test("a malformed permission rule is a boot error naming the file, the row and the key, exit 2", async () => {
+  await using tree = await writeTree({
+    "rules.yml":
+      'rows:\n  - id: approvals\n    config:\n      allow: ["Bash(git status)", "Bash(git *)"]\n',
+  });
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, "serve", "--home", tree.dir, "--patch", tree.path("rules.yml")],
+    cwd: ROOT,
+    env: { OPENROUTER_API_KEY: "", TERRET_TOKEN: "" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  assert.equal(decoder.decode(output.stdout), "");
+  assert.equal(
+    decoder.decode(output.stderr),
+    `trt serve: Cannot configure row "approvals" (config set by --patch "${
+      tree.path("rules.yml")
+    }" line 4): config.allow.1: Cannot read permission rule "Bash(git *)": "*" is only allowed as a trailing ` +
+      '":*" (a prefix rule such as "Bash(git log:*)")\n',
+  );
+  assert.equal(output.code, 2);
+});
+
 Deno.test("trt serve keeps running until SIGTERM, says it has no model key and why its sandbox cannot start, then disposes and exits 0", async () => {
   // A docker CLI that is not there, so the sandbox check says the same on every machine.
   await using tree = await writeTree({
@@ -80,10 +105,9 @@ Deno.test("trt serve keeps running until SIGTERM, says it has no model key and w
   assert.equal(status.code, 0);
   const port = /ws:\/\/127\.0\.0\.1:(\d+)\//.exec(out)?.[1];
   assert.deepStrictEqual(out.split("\n"), [
-    'trt serve: booted profile "headless" (shipped template): 21 of 22 rows mounted (workspace, credentials, ' +
+    'trt serve: booted profile "headless" (shipped template): 22 of 22 rows mounted (workspace, credentials, ' +
     "redaction, sessions.store, sessions, llm, llm.main, fs, sandbox, subprocess, shell, terminals, tools, " +
-    "tools.std, tools.allow, prompt, agents, loop, compaction, titles, interfaces.ws)",
-    "trt serve: disabled rows: approvals",
+    "tools.std, tools.allow, prompt, agents, loop, compaction, titles, approvals, interfaces.ws)",
     "trt serve: serving through interfaces.ws",
     `trt serve: the WebSocket event stream is at ws://127.0.0.1:${port}/v1/agents/<agent_id>/stream (row interfaces.ws, docs/protocol.md)`,
     "trt serve: clients authenticate with the token in $TERRET_TOKEN",

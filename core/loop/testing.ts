@@ -11,6 +11,8 @@ import {
   type CreateContextOptions,
   type PluginLike,
 } from "@terret/hames";
+import { type ApprovalClock, ApprovalClockKey } from "../approvals/approval_clock.ts";
+import { ApprovalsService } from "../approvals/approvals.ts";
 import { AgentRegistry, type Agents, AgentsKey } from "../agents/agent_registry.ts";
 import { Llm, LlmRegistry } from "../llm/llm_registry.ts";
 import type { LlmAdapter } from "../llm/vocabulary.ts";
@@ -32,6 +34,10 @@ export interface AgentStackOptions {
   readonly allow?: readonly string[];
   /** A SQLite file to store sessions in (default: the memory store). */
   readonly sqlitePath?: string;
+  /** The `approvals` row's config (default: no approvals row, so `policy` and `always` tools are denied). */
+  readonly approvals?: Readonly<Record<string, unknown>>;
+  /** The clock approval deadlines run on (default the system clock). */
+  readonly approvalClock?: ApprovalClock;
   /** The agents cap (default 128). */
   readonly maxAgents?: number;
   /** The loop's `max_steps` (default 25). */
@@ -83,6 +89,10 @@ export async function createAgentStack(options: AgentStackOptions = {}): Promise
     ctx.plugin(ToolRegistry, {}, { id: "tools" });
     if (options.allow !== undefined) {
       ctx.plugin(ToolAllowList, { allow: [...options.allow] }, { id: "tools.allow" });
+    }
+    if (options.approvalClock !== undefined) ctx.provide(ApprovalClockKey, options.approvalClock);
+    if (options.approvals !== undefined) {
+      ctx.plugin(ApprovalsService, { ...options.approvals }, { id: "approvals" });
     }
     ctx.plugin(PromptAssembler, options.promptConfig ?? {}, { id: "prompt" });
     ctx.plugin(AgentRegistry, { max_agents: options.maxAgents ?? 128 }, { id: "agents" });

@@ -165,31 +165,52 @@ export const ToolResult: EmitEvent<
   z.looseObject({ id: z.string(), name: z.string(), content, is_error: z.boolean() }),
 );
 
-/** `approval/requested`. */
-export const ApprovalRequested: EmitEvent<{ request_id: string; call: Record<string, unknown> }> =
-  durable(
-    "approval/requested",
-    "A tool call is parked until a verdict is recorded.",
-    z.looseObject({
-      request_id: z.string(),
-      call: z.looseObject({
-        id: z.string(),
-        name: z.string(),
-        args: z.record(z.string(), z.unknown()),
-      }),
+/** `approval/requested`: a tool call parked until a verdict is recorded. */
+export const ApprovalRequested: EmitEvent<{
+  request_id: string;
+  call: { id: string; name: string; args: Record<string, unknown> };
+  reason?: string | undefined;
+  deadline_at?: string | undefined;
+}> = durable(
+  "approval/requested",
+  "A tool call is parked until a verdict is recorded (reason: why it is asked; deadline_at: when it expires).",
+  z.looseObject({
+    request_id: z.string(),
+    call: z.looseObject({
+      id: z.string(),
+      name: z.string(),
+      args: z.record(z.string(), z.unknown()),
     }),
-  );
+    reason: z.string().optional(),
+    deadline_at: z.string().optional(),
+  }),
+);
 
-/** `approval/resolved`. */
-export const ApprovalResolved: EmitEvent<
-  { request_id: string; decision: "allow" | "deny"; reason?: string | undefined }
-> = durable(
+/** Who answered an approval request. */
+export type ApprovalAnswerer = {
+  kind: "client" | "acp" | "console" | "rule" | "timeout" | "unattended";
+  id?: string | undefined;
+};
+
+/** `approval/resolved`: the verdict on a parked call; the first one recorded wins. */
+export const ApprovalResolved: EmitEvent<{
+  request_id: string;
+  decision: "allow" | "deny";
+  by?: ApprovalAnswerer | undefined;
+  reason?: string | undefined;
+  rule?: string | undefined;
+}> = durable(
   "approval/resolved",
-  "A verdict on a parked tool call.",
+  "A verdict on a parked tool call (by: who answered; rule: the session rule the answer added).",
   z.looseObject({
     request_id: z.string(),
     decision: z.enum(["allow", "deny"]),
+    by: z.looseObject({
+      kind: z.enum(["client", "acp", "console", "rule", "timeout", "unattended"]),
+      id: z.string().optional(),
+    }).optional(),
     reason: z.string().optional(),
+    rule: z.string().optional(),
   }),
 );
 

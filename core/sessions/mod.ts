@@ -13,6 +13,7 @@ export {
   type SessionEvent,
 } from "./envelope.ts";
 export {
+  type ApprovalAnswerer,
   ApprovalRequested,
   ApprovalResolved,
   AssistantChunk,

@@ -1,6 +1,7 @@
 /**
  * The guarded pipeline one tool call runs through: `tools/pre_execute` → the allow-list gate on the exact admitted
- * call → argument validation → `tools/execute` around the handler → `tools/post_execute` → the output cap.
+ * call → argument validation → the approval gate (tools whose approval is not `never`; denied when no approvals row
+ * is mounted) → `tools/execute` around the handler → `tools/post_execute` → the output cap.
  * Every failure becomes an `is_error` result addressed to the model. Internal to the registry.
  *
  * Cancellation: an aborted signal resolves the call as cancelled at once, and the pipeline checks the signal at
@@ -11,6 +12,7 @@
 import type { Context, Logger } from "@terret/hames";
 import type { ToolPolicy } from "./allow_list.ts";
 import { noPolicyDenial } from "./allow_list.ts";
+import { type ApprovalGate, noApprovalsDenial } from "./approval_gate.ts";
 import {
   type PreExecuteResult,
   type ToolExecution,
@@ -44,6 +46,8 @@ export interface PipelineHost {
   lookup(ctx: Context, name: string): CompiledTool | undefined;
   /** The authoritative policy, resolved from the registry's own context (a fork cannot shadow it). */
   policy(): ToolPolicy | undefined;
+  /** The approval gate, resolved from the registry's own context (a fork cannot shadow it). */
+  gate(): ApprovalGate | undefined;
   readonly maxOutputBytes: number;
   readonly logger: Logger;
 }
@@ -156,6 +160,30 @@ async function admitAndRun(
   const checked = await tool.validate(admitted.args);
   if (signal.aborted) return notStarted();
   if (!checked.ok) return failure(invalidArguments(admitted.name, checked.issues));
+  const approval = tool.info.approval;
+  let bound = false;
+  if (approval !== "never") {
+    const gate = host.gate();
+    if (gate === undefined) return failure(noApprovalsDenial(admitted.name, approval));
+    let reviewed;
+    try {
+      reviewed = await gate.review({
+        id: invocation.id,
+        name: admitted.name,
+        args: checked.value,
+        approval,
+        session_id: invocation.session_id,
+        agent_id: invocation.agent_id,
+      }, { ctx, signal });
+    } catch (error) {
+      if (signal.aborted) return cancelled(admitted.name, signal, true);
+      throw error;
+    }
+    if (!reviewed.allowed) return failure(reviewed.message);
+    bound = reviewed.bound === true;
+    // A call cancelled while it waited for a verdict never reaches tools/execute.
+    if (signal.aborted) return cancelled(admitted.name, signal, true);
+  }
   const execution: ToolExecution = {
     ...invocation,
     name: admitted.name,
@@ -175,7 +203,17 @@ async function admitAndRun(
   const done = await ctx.waterfall(
     ToolsExecute,
     execution,
-    (final) => callHandler(tool, final.args === checked.value ? checked : undefined, final, run),
+    (final) => {
+      if (
+        bound && final.args !== checked.value && !sameJson(final.args, checked.value)
+      ) {
+        return Promise.resolve(failure(
+          `Cannot run tool "${admitted.name}": a tools/execute listener changed the arguments after they ` +
+            "were approved, so the call is denied",
+        ));
+      }
+      return callHandler(tool, final.args === checked.value ? checked : undefined, final, run);
+    },
   );
   return checkOutcome(done, "tools/execute");
 }
@@ -255,6 +293,14 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal, onAbort: () => T
       resolve(value);
     });
   });
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  try {
+    return JSON.stringify(a) === JSON.stringify(b);
+  } catch {
+    return false;
+  }
 }
 
 function describe(value: unknown): string {

@@ -65,3 +65,11 @@ export {
   ToolsKey,
   type VisibleOptions,
 } from "./tool_registry.ts";
+export {
+  type ApprovalGate,
+  ApprovalGateKey,
+  type GateCall,
+  type GateVerdict,
+  noApprovalsDenial,
+  type ReviewOptions,
+} from "./approval_gate.ts";

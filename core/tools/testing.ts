@@ -11,9 +11,12 @@ import { memoryStorePlugin } from "../sessions/memory_store.ts";
 import { type Sessions, SessionsKey } from "../sessions/sessions.ts";
 import { sessionsPlugin } from "../sessions/sessions_plugin.ts";
 import { type Prompt, PromptAssembler, PromptKey } from "../prompt/prompt_assembler.ts";
+import { ApprovalsService } from "../approvals/approvals.ts";
 import { ToolAllowList, type ToolPolicy, ToolPolicyKey } from "./allow_list.ts";
-import type { ToolConcurrency, ToolDefinition, ToolOutput, ToolRun } from "./tool.ts";
+import type { ToolApproval, ToolConcurrency, ToolDefinition, ToolOutput, ToolRun } from "./tool.ts";
 import { ToolRegistry, type Tools, ToolsKey } from "./tool_registry.ts";
+
+const ALLOW_EVERYTHING = Object.freeze({ allow: ["*"], always_can_be_ruled: true });
 
 /** Options for {@linkcode createToolStack}. */
 export interface ToolStackOptions {
@@ -21,6 +24,12 @@ export interface ToolStackOptions {
   readonly allow?: readonly string[];
   /** The output cap (default: the registry's default). */
   readonly maxOutputBytes?: number;
+  /**
+   * The `approvals` row's config. Default: rules that allow every call (`allow: ["*"]`,
+   * `always_can_be_ruled: true`), so tests of other behaviour are never parked; `null` mounts no approvals row
+   * (every `policy` and `always` tool is then denied, as on a host with the row disabled).
+   */
+  readonly approvals?: Readonly<Record<string, unknown>> | null;
   /** Context options (default `{mode: "test"}`). */
   readonly context?: CreateContextOptions;
 }
@@ -60,6 +69,8 @@ export async function createToolStack(options: ToolStackOptions = {}): Promise<T
   if (options.allow !== undefined) {
     ctx.plugin(ToolAllowList, { allow: [...options.allow] }, { id: "tools.allow" });
   }
+  const approvals = options.approvals === undefined ? ALLOW_EVERYTHING : options.approvals;
+  if (approvals !== null) ctx.plugin(ApprovalsService, { ...approvals }, { id: "approvals" });
   ctx.plugin(PromptAssembler, {}, { id: "prompt" });
   await ctx.idle();
   const dispose = (): Promise<void> => ctx.dispose();
@@ -87,6 +98,8 @@ export interface ScriptedToolOptions {
   readonly concurrency?: ToolConcurrency;
   /** Default `false`. */
   readonly mutating?: boolean;
+  /** Default `never` (the approvals gate is not consulted). */
+  readonly approval?: ToolApproval;
   /** Hold every call until {@linkcode ScriptedTool.release} (default false: calls finish at once). */
   readonly held?: boolean;
   /** A shared journal (to record several tools in one order); default a fresh one. */
@@ -123,7 +136,7 @@ export function scriptedTool(name: string, options: ScriptedToolOptions = {}): S
     parameters: z.looseObject({}),
     mutating: options.mutating ?? false,
     concurrency: options.concurrency ?? "parallel",
-    approval: "never",
+    approval: options.approval ?? "never",
     async handler(args, run) {
       journal.push({ event: "start", tool: name, call_id: run.call_id });
       calls.push({ args, run });

@@ -17,6 +17,7 @@ import { TerretError } from "../errors.ts";
 import { z } from "zod";
 import type { ToolSchema } from "../llm/vocabulary.ts";
 import { ToolPolicyKey } from "./allow_list.ts";
+import { ApprovalGateKey } from "./approval_gate.ts";
 import { DEFAULT_MAX_OUTPUT_BYTES, MIN_MAX_OUTPUT_BYTES } from "./output_cap.ts";
 import { type PipelineHost, runPipeline } from "./_pipeline.ts";
 import {
@@ -230,6 +231,7 @@ export class ToolRegistry extends Service<ToolsConfig> implements Tools {
     return {
       lookup: (ctx, name) => this.#view(ctx).byName.get(name)?.compiled,
       policy: () => this.ctx.maybe(ToolPolicyKey),
+      gate: () => this.ctx.maybe(ApprovalGateKey),
       maxOutputBytes: this.config.max_output_bytes,
       logger: this.ctx.logger,
     };

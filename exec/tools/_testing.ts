@@ -7,6 +7,7 @@
  */
 import { type Context, createContext, Loader, type PluginLike, type Row } from "@terret/hames";
 import {
+  ApprovalsService,
   memoryStorePlugin,
   SessionsKey,
   sessionsPlugin,
@@ -72,6 +73,12 @@ export async function mountTools(options: ToolWorldOptions = {}): Promise<ToolWo
           : { max_output_bytes: options.maxOutputBytes },
       },
       { id: "tools.allow", plugin: ToolAllowList, config: { allow: ["*"] } },
+      // Not about approvals: rules that allow every call, so no call is parked.
+      {
+        id: "approvals",
+        plugin: ApprovalsService,
+        config: { allow: ["*"], always_can_be_ruled: true },
+      },
       { id: "workspace", plugin: workspacePlugin, config: { dirs: [dir] } },
       { id: "fs", plugin: fsPlugin, config: {} },
       { id: "sandbox", plugin: sandbox.plugin, config: sandbox.config },

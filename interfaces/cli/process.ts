@@ -5,16 +5,23 @@
  * @module
  */
 import { COMPOSITION_CHECKS, type DoctorCheck } from "@terret/terret";
+import { approvalsCheck } from "./approvals_check.ts";
 import { llmCheck } from "./llm_check.ts";
 import { sandboxCheck } from "./sandbox_check.ts";
 import { runTrt } from "./trt.ts";
 
 /**
- * The doctor checks `trt` runs, in order: the composition checks, the model adapters' key check, then the execution
- * world's sandbox check (both `atServe` checks, so `serve` also says when a model row has no key, and when the
- * sandbox row's provider cannot run on this machine and which row to patch).
+ * The doctor checks `trt` runs, in order: the composition checks, the model adapters' key check, the execution
+ * world's sandbox check, then the approval stance (all `atServe` checks, so `serve` also says when a model row has
+ * no key, when the sandbox row's provider cannot run on this machine and which row to patch, and when approvals
+ * are disabled so policy and always tools are denied).
  */
-export const TRT_CHECKS: readonly DoctorCheck[] = [...COMPOSITION_CHECKS, llmCheck, sandboxCheck];
+export const TRT_CHECKS: readonly DoctorCheck[] = [
+  ...COMPOSITION_CHECKS,
+  llmCheck,
+  sandboxCheck,
+  approvalsCheck,
+];
 
 /** Runs `trt` with `Deno.args` and exits the process with its code. */
 export async function runTrtProcess(): Promise<never> {

@@ -4,8 +4,9 @@
  *
  * @module
  */
-import type { Agent, Agents } from "@terret/core";
-import type { Content } from "@terret/core/sessions";
+import { TerretError } from "./errors.ts";
+import type { Agent, Agents, Approvals } from "@terret/core";
+import type { ApprovalAnswerer, Content } from "@terret/core/sessions";
 
 /** Options carrying only a signal. */
 export interface GatewaySignal {
@@ -38,6 +39,21 @@ export interface AgentLink {
   steer(content: Content, options: SteerOptions): Promise<void>;
   /** Asks the running turn to stop; it ends `cancelled`. */
   cancel(reason: string | undefined, options?: GatewaySignal): Promise<void>;
+  /**
+   * Answers an open approval request of this agent's session (absent when approvals are not enabled). Rejects with
+   * the approvals service's `TerretError` (`UnknownRequest`, `AlreadyResolved`, `InvalidDecision`,
+   * `CannotRemember`), and then nothing was appended.
+   */
+  approve?(requestId: string, answer: LinkAnswer, options?: GatewaySignal): Promise<void>;
+}
+
+/** An answer as the socket passes it on. */
+export interface LinkAnswer {
+  readonly decision: "allow" | "deny";
+  readonly reason: string | undefined;
+  readonly remember: boolean;
+  /** Who answers: `{kind: "client", id}` with the token's public id. */
+  readonly by: ApprovalAnswerer;
 }
 
 /**
@@ -58,9 +74,13 @@ export interface AgentGateway {
  * each verb re-resolves the live agent, so a link outlives the agent being disposed and re-created in between.
  * `message` is `agent.send` (a wake: an open turn left in the log by a restart is re-entered first), `steer` is
  * `agent.inject`, `cancel` is `agent.cancel` on the live agent only (cancelling an agent that is not live is a
- * no-op and creates nothing).
+ * no-op and creates nothing), `approve` is `approvals.answer` on the agent's session (present when an approvals
+ * row is mounted; the service wakes the agent when no live call waits, so a turn parked before a restart resumes).
  */
-export function agentsGateway(agents: Agents): AgentGateway {
+export function agentsGateway(
+  agents: Agents,
+  approvals: () => Approvals | undefined = () => undefined,
+): AgentGateway {
   const live = async (agentId: string): Promise<Agent> =>
     agents.get(agentId) ?? await agents.ensure(agentId);
   return {
@@ -83,6 +103,22 @@ export function agentsGateway(agents: Agents): AgentGateway {
           if (reason === undefined) agent?.cancel();
           else agent?.cancel(reason);
           return Promise.resolve();
+        },
+        async approve(requestId: string, answer: LinkAnswer) {
+          const service = approvals();
+          if (service === undefined) {
+            throw new TerretError(
+              "ApprovalsDisabled",
+              `Cannot answer approval request "${requestId}": approvals are not enabled on this server ` +
+                "(config row approvals)",
+            );
+          }
+          await service.answer(agent.session_id, requestId, {
+            decision: answer.decision,
+            by: answer.by,
+            ...(answer.reason === undefined ? {} : { reason: answer.reason }),
+            remember: answer.remember,
+          });
         },
       };
     },

@@ -31,6 +31,8 @@ export type ClientFrame =
     readonly request_id: string;
     readonly decision: "allow" | "deny";
     readonly reason: string | undefined;
+    /** Also add a session rule derived from the call (`Bash(npm test:*)`; docs/protocol.md). */
+    readonly remember: boolean;
   }
   | {
     readonly type: "set_persona";
@@ -54,6 +56,9 @@ export type ErrorCode =
   | "binary_not_supported"
   | "rate_limited"
   | "not_supported"
+  | "unknown_request"
+  | "already_resolved"
+  | "cannot_remember"
   | "log_unreadable"
   | "internal";
 
@@ -95,7 +100,7 @@ const FIELDS: Readonly<Record<ClientFrame["type"], readonly string[]>> = {
   steer: ["type", "ref", "content", "wake"],
   cancel: ["type", "ref", "reason"],
   set_policy: ["type", "ref", "allow"],
-  approve: ["type", "ref", "request_id", "decision", "reason"],
+  approve: ["type", "ref", "request_id", "decision", "reason", "remember"],
   set_persona: ["type", "ref", "content", "replace"],
   compact: ["type", "ref", "instructions"],
 };
@@ -216,12 +221,17 @@ function readFrame(
       if (decision !== "allow" && decision !== "deny") {
         throw invalid(`"decision" must be "allow" or "deny", got ${JSON.stringify(decision)}`);
       }
+      const remember = frame.remember ?? false;
+      if (typeof remember !== "boolean") {
+        throw invalid(`"remember" must be a boolean, got ${JSON.stringify(remember)}`);
+      }
       return {
         type: kind,
         ref,
         request_id: requestId,
         decision,
         reason: readReason(frame.reason),
+        remember,
       };
     }
     case "set_persona": {

@@ -6,6 +6,7 @@
  * @module
  */
 import type { Logger } from "@terret/hames";
+import { WS_ERRORS } from "./errors.ts";
 import { type Compaction, CORE_ERRORS, type Sessions } from "@terret/core";
 import { amendPersona } from "@terret/core/prompt";
 import type { EventJson } from "@terret/core/sessions";
@@ -67,6 +68,26 @@ export interface ConnectionHost {
   lagged(connection: Connection): void;
   /** Called once when the socket has closed. */
   closed(connection: Connection): void;
+}
+
+/** The approvals service's refusals, as protocol error codes. */
+const APPROVE_CODES: Readonly<Record<string, ErrorCode>> = {
+  UnknownRequest: "unknown_request",
+  AlreadyResolved: "already_resolved",
+  InvalidDecision: "invalid_field",
+  CannotRemember: "cannot_remember",
+};
+
+/**
+ * A token's public id, recorded as `by.id` on the answers its clients give: `tok-` and the first 12 hex digits of
+ * its SHA-256 (never the secret itself).
+ */
+export async function tokenId(token: string): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)),
+  );
+  return "tok-" +
+    [...digest.slice(0, 6)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
 /** Bytes a replay keeps queued on its socket at most (or `queue_limit` when smaller); a full queue blocks it. */
@@ -266,14 +287,41 @@ export class Connection {
         return;
       }
       case "approve":
-        return this.#refuse({
-          ref: frame.ref,
-          code: "not_supported",
-          message: `Cannot resolve approval ${
-            JSON.stringify(frame.request_id)
-          }: durable approvals are not enabled on this server`,
-        });
+        return await this.#approve(frame);
     }
+  }
+
+  async #approve(frame: Extract<ClientFrame, { type: "approve" }>): Promise<void> {
+    const approve = this.#link.approve;
+    const disabled = {
+      ref: frame.ref,
+      code: "not_supported" as const,
+      message: `Cannot resolve approval ${
+        JSON.stringify(frame.request_id)
+      }: durable approvals are not enabled on this server (config row approvals)`,
+    };
+    if (approve === undefined) return this.#refuse(disabled);
+    try {
+      await approve.call(this.#link, frame.request_id, {
+        decision: frame.decision,
+        reason: frame.reason,
+        remember: frame.remember,
+        by: { kind: "client", id: await tokenId(this.grant.token) },
+      });
+    } catch (error) {
+      const code = WS_ERRORS.is(error) ? APPROVE_CODES[error.code] : undefined;
+      if (WS_ERRORS.is(error, "ApprovalsDisabled")) return this.#refuse(disabled);
+      return this.#refuse({
+        ref: frame.ref,
+        code: code ?? "internal",
+        message: code === undefined
+          ? `Cannot resolve approval ${JSON.stringify(frame.request_id)}: ${
+            error instanceof Error ? error.message : String(error)
+          }`
+          : (error as Error).message,
+      });
+    }
+    this.#ack(frame.ref);
   }
 
   async #call(ref: FrameRef | null, what: string, run: () => Promise<void>): Promise<void> {

@@ -13,6 +13,7 @@ import { CORE_ERRORS, type CoreErrorCode } from "@terret/core";
 
 /** The codes the socket throws, each with the condition it names (rendered into `docs/errors.md`). */
 export const WS_ERROR_CODES = {
+  ApprovalsDisabled: "An approval answer reached a server with no approvals row enabled",
   NoToken: "The socket was started with no token configured",
   TokenFileExposed: "The token file is readable by other users",
   TokenFileInvalid: "The token file cannot be read as a token",

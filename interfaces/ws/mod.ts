@@ -34,6 +34,7 @@ export {
   type AgentLink,
   agentsGateway,
   type GatewaySignal,
+  type LinkAnswer,
   type SteerOptions,
 } from "./agent_gateway.ts";
 export {
@@ -60,7 +61,7 @@ export {
 } from "./client_frames.ts";
 export { type Presented, presentedToken, SUBPROTOCOL, TokenGate } from "./auth.ts";
 export { AGENT_ID_PATTERN } from "./routes.ts";
-export { CLOSE, PROTOCOL_VERSION } from "./connection.ts";
+export { CLOSE, PROTOCOL_VERSION, tokenId } from "./connection.ts";
 export { WsServer, type WsServerOptions, type WsStats } from "./ws_server.ts";
 export { WsInterface, type WsService, WsServiceKey } from "./ws_plugin.ts";
 export {

@@ -5,7 +5,7 @@
  * @module
  */
 import { defineService, type HostPermissions, Service, type ServiceKey } from "@terret/hames";
-import { AgentsKey, SessionsKey } from "@terret/core";
+import { AgentsKey, ApprovalsKey, SessionsKey } from "@terret/core";
 import { agentsGateway } from "./agent_gateway.ts";
 import { tokenFilePath, type WsConfig, wsConfig, type WsConfigInput } from "./config.ts";
 import { resolveTokens, type TokenReport } from "./token_file.ts";
@@ -74,7 +74,7 @@ export class WsInterface extends Service<WsConfig> implements WsService {
     this.#server = await WsServer.start({
       ctx: this.ctx,
       sessions: this.ctx.get(SessionsKey),
-      agents: agentsGateway(this.ctx.get(AgentsKey)),
+      agents: agentsGateway(this.ctx.get(AgentsKey), () => this.ctx.maybe(ApprovalsKey)),
       config: { ...this.config, tokens: grants },
       logger: this.ctx.logger,
     });

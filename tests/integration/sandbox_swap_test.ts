@@ -69,6 +69,7 @@ Deno.test({
       "loop=terret-loop",
       "compaction=terret-compaction",
       "titles=terret-titler",
+      "approvals=terret-approvals",
     ];
     assert.deepStrictEqual(mounted, [rows("sandbox-none"), rows("sandbox-docker")]);
 

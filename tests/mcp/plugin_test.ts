@@ -15,6 +15,7 @@ import {
   TerretError,
 } from "@terret/hames";
 import {
+  ApprovalsService,
   mcpPlugin,
   McpToolsReconciled,
   memoryStorePlugin,
@@ -58,6 +59,8 @@ async function boot(mcpRows: readonly Row[], allow: readonly string[]): Promise<
     await loader.load([
       ...mcpRows,
       { id: "tools.allow", plugin: ToolAllowList, config: { allow: [...allow] } },
+      // Not about approvals: a rule admits every MCP call without asking.
+      { id: "approvals", plugin: ApprovalsService, config: { allow: ["mcp__*"] } },
       { id: "tools", plugin: ToolRegistry, config: {} },
       { id: "prompt", plugin: PromptAssembler, config: {} },
       { id: "sessions", plugin: sessionsPlugin, config: {} },

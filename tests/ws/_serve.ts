@@ -19,13 +19,15 @@ export interface Served {
   readonly lines: string[];
   /** Sends SIGTERM and resolves with the exit code, stdout lines and stderr once it has exited. */
   stop(): Promise<{ code: number; lines: string[]; stderr: string }>;
+  /** Sends SIGKILL (no shutdown runs) and resolves once the process has exited. */
+  kill(): Promise<void>;
 }
 
 /** Starts `trt serve --home home --patch …` (no model key, no TERRET_TOKEN) and waits until it runs. */
 export async function serve(
   home: string,
   patches: readonly string[],
-  options: { readonly scoped?: boolean } = {},
+  options: { readonly scoped?: boolean; readonly args?: readonly string[] } = {},
 ): Promise<Served> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -37,6 +39,7 @@ export async function serve(
       home,
       ...patches.flatMap((patch) => ["--patch", patch]),
       ...(options.scoped === true ? ["--scoped"] : []),
+      ...(options.args ?? []),
     ],
     cwd: ROOT,
     env: { OPENROUTER_API_KEY: "", TERRET_TOKEN: "" },
@@ -81,6 +84,12 @@ export async function serve(
       while (await read());
       const status = await child.status;
       return { code: status.code, lines: out.split("\n"), stderr: await stderr };
+    },
+    async kill() {
+      child.kill("SIGKILL");
+      while (await read());
+      await child.status;
+      await stderr;
     },
   };
 }

@@ -280,7 +280,8 @@ Deno.test("set_policy appends policy/updated and acks once it is durable; approv
     error(
       "a1",
       "not_supported",
-      'Cannot resolve approval "req-1": durable approvals are not enabled on this server',
+      'Cannot resolve approval "req-1": durable approvals are not enabled on this server (config row ' +
+        "approvals)",
     ),
   );
   client.send({ type: "subscribe", from_seq: 2, ref: "s" });

@@ -39,7 +39,7 @@ Deno.test("restarting trt serve on the same store: the session replays byte for 
   const first = await serve(tree.dir, [tree.path("serve.yml")]);
   const token = (await Deno.readTextFile(tree.path("ws/token"))).trim();
   assert.equal((await Deno.stat(tree.path("ws/token"))).mode! & 0o777, 0o600);
-  assert.deepStrictEqual(first.lines.slice(3, 5), [
+  assert.deepStrictEqual(first.lines.slice(2, 4), [
     `trt serve: the WebSocket event stream is at ws://127.0.0.1:${first.port}/v1/agents/<agent_id>/stream (row interfaces.ws, docs/protocol.md)`,
     `trt serve: generated a socket token and stored it in ${
       tree.path("ws/token")
@@ -82,7 +82,7 @@ Deno.test("restarting trt serve on the same store: the session replays byte for 
   // exactly the permissions their rows declare.
   const second = await serve(tree.dir, [tree.path("serve.yml")], { scoped: true });
   try {
-    assert.deepStrictEqual(second.lines.slice(3, 5), [
+    assert.deepStrictEqual(second.lines.slice(2, 4), [
       `trt serve: the WebSocket event stream is at ws://127.0.0.1:${second.port}/v1/agents/<agent_id>/stream (row interfaces.ws, docs/protocol.md)`,
       `trt serve: clients authenticate with the token stored in ${tree.path("ws/token")}`,
     ]);
