@@ -18,6 +18,8 @@ export class RuleBook {
   readonly ask: readonly PermissionRule[];
   readonly deny: readonly PermissionRule[];
   readonly alwaysCanBeRuled: boolean;
+  /** True when a config rule is about paths (only then are the workspace directories needed). */
+  readonly paths: boolean;
   readonly #session = new Map<string, PermissionRule | null>();
 
   constructor(config: ApprovalsConfig) {
@@ -25,6 +27,7 @@ export class RuleBook {
     this.ask = config.ask.map(parseRule);
     this.deny = config.deny.map(parseRule);
     this.alwaysCanBeRuled = config.always_can_be_ruled;
+    this.paths = [...this.allow, ...this.ask, ...this.deny].some((rule) => rule.kind === "path");
   }
 
   /** A session rule, parsed once; `null` for one that does not parse (it then matches nothing). */

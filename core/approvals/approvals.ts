@@ -150,7 +150,10 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
     const { signal } = options;
     let state: ApprovalState | undefined;
     try {
-      state = await this.#projection.get(call.session_id, { signal });
+      // A cached state resolves at once; only a miss (a log read) is worth an abortable wait.
+      state = this.#projection.cached(call.session_id)
+        ? await this.#projection.get(call.session_id)
+        : await this.#projection.get(call.session_id, { signal });
     } catch (error) {
       signal.throwIfAborted();
       return denied(call, `its session's approvals could not be read (${messageOf(error)})`);
@@ -158,7 +161,7 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
     if (state === undefined) return denied(call, `session "${call.session_id}" does not exist`);
     const earlier = resumedRequest(state, call);
     if (earlier !== undefined) return await this.#park(call, earlier, signal);
-    const dirs = this.ctx.maybe(WorkspaceKey)?.dirs ?? [];
+    const dirs = this.#rules.paths ? this.ctx.maybe(WorkspaceKey)?.dirs ?? [] : [];
     const decision = decideByRules(this.#rules, state, { ...call, dirs });
     if (decision.kind === "allow") return { allowed: true, bound: decision.bound };
     try {
