@@ -37,6 +37,9 @@ async function patchFor(dir: string, model: string): Promise<string> {
       `    config: { model: test/model, base_url: ${model}, api_key: sk-test, max_retries: 0 }`,
       "  - id: tools.allow",
       "    config: { allow: [Bash] }",
+      // The fake model scripts the turn's requests only: no title call.
+      "  - id: titles",
+      "    config: { auto: false }",
       "  - id: interfaces.ws",
       `    config: { port: 0, tokens: [{ token: ${TOKEN}, agents: ["*"] }] }`,
       "",
