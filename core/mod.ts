@@ -72,7 +72,15 @@ export {
   AgentStatusChanged,
   type AgentStatusChangedPayload,
 } from "./agents/events.ts";
-export type { Agent, IdleOptions, InjectOptions } from "./agents/agent.ts";
+export type {
+  Agent,
+  EnqueueOptions,
+  IdleOptions,
+  InjectOptions,
+  QueuedInput,
+} from "./agents/agent.ts";
+export { type AgentClock, AgentClockKey } from "./agents/agent_clock.ts";
+export { findPendingInput, type PendingInput } from "./agents/pending_input.ts";
 export {
   AGENT_SHUTDOWN,
   type Driver,
@@ -124,6 +132,8 @@ export {
   AssistantMessage,
   type Content,
   ContextInjected,
+  InputQueued,
+  type InputQueuedPayload,
   InvariantViolated,
   type InvariantViolatedPayload,
   PolicyUpdated,
