@@ -173,7 +173,7 @@ Deno.test("at the cap, a new agent evicts the least recently used idle one; only
   clock.advance(1);
   await stack.agents.ensure("b");
   clock.advance(1);
-  stack.agents.get("a"); // a used after b
+  await stack.agents.ensure("a"); // a used after b
   clock.advance(1);
   const c = await stack.agents.ensure("c");
   assert.deepStrictEqual(seen.map((payload) => [payload.agent_id, payload.reason]), [

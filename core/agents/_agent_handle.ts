@@ -144,6 +144,7 @@ export class AgentHandle implements Agent {
     } finally {
       this.#enqueuing--;
     }
+    options.onDurable?.(seq);
     // Disposed while the append ran: the input is durable and is queued again when the agent is next resident.
     if (this.#stopping) return seq;
     this.#inbox.push(input.kind, input.content, wake, seq);

@@ -26,6 +26,11 @@ export interface QueuedInput {
 /** Options for {@linkcode Agent.enqueue}. */
 export interface EnqueueOptions {
   readonly signal?: AbortSignal;
+  /**
+   * Called with the `input/queued` seq once it is durable and before the input is queued, so an acknowledgement
+   * sent from it precedes every event of the claim. It must not throw.
+   */
+  readonly onDurable?: (seq: number) => void;
 }
 
 /** Options for {@linkcode Agent.idle}. */

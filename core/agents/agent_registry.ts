@@ -24,6 +24,9 @@ import { AgentDisposed, type AgentDisposedPayload, AgentStatusChanged } from "./
 import { findOpenTurn } from "./open_turn.ts";
 import { findPendingInput } from "./pending_input.ts";
 
+/** How long the start-up recovery of queued input waits for a driver to be mounted. */
+const RECOVERY_DRIVER_WAIT_MS = 60_000;
+
 /** Options for {@linkcode Agents.create}. */
 export interface CreateAgentOptions {
   /** The agent id (default: a random UUID); `AgentExists` when a live agent has it. */
@@ -84,7 +87,7 @@ export interface Agents {
   create(options?: CreateAgentOptions): Promise<Agent>;
   /** The resident agent with this id, or one made resident on the session of the same id (rehydrated or new). */
   ensure(agentId: string, options?: EnsureAgentOptions): Promise<Agent>;
-  /** The resident agent with this id (marking it used). */
+  /** The resident agent with this id (a read: it does not count as a use). */
   get(agentId: string): Agent | undefined;
   /** The resident agent driving this session. */
   agentForSession(sessionId: string): Agent | undefined;
@@ -116,6 +119,8 @@ export interface AgentsConfig {
   readonly max_agents: number;
   /** Seconds an evictable agent stays resident unused (0: never evicted for idleness). */
   readonly idle_evict_after: number;
+  /** At start, make resident the agents whose sessions hold unclaimed acknowledged input. */
+  readonly recover_input: boolean;
 }
 
 /** The `agents` row's config schema. */
@@ -128,6 +133,10 @@ export const agentsConfig: z.ZodType<AgentsConfig> = z.strictObject({
   idle_evict_after: z.number().min(0).max(31_536_000).default(600).describe(
     "Seconds an idle agent (no turn, nothing queued, no open turn) stays resident unused before it is evicted " +
       "(its shell and terminals are closed, its session stays); 0 disables idle eviction",
+  ),
+  recover_input: z.boolean().default(true).describe(
+    "At start, scan the store and make resident every agent whose session holds acknowledged input " +
+      "(input/queued) that no step claimed, so it is claimed without waiting for a client",
   ),
 }) as z.ZodType<AgentsConfig>;
 
@@ -168,6 +177,7 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
   readonly #evicting = new Map<string, Promise<void>>();
   #evictions = 0;
   #sweeper: ReturnType<typeof setInterval> | undefined;
+  #recovery: Promise<void> | undefined;
   #stopped = false;
   /** The scope agents' forks hang off: disposed after the shutdown effect has stopped every agent. */
   #home: Context | undefined;
@@ -196,9 +206,7 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
   }
 
   get(agentId: string): Agent | undefined {
-    const agent = this.#agents.get(agentId);
-    agent?.touch();
-    return agent;
+    return this.#agents.get(agentId);
   }
 
   agentForSession(sessionId: string): Agent | undefined {
@@ -273,6 +281,50 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
     this.#home = this.ctx.scope("agents");
     this.ctx.effect(() => () => this.#shutdown(), "agents: shutdown");
     this.#startSweeper();
+    if (this.config.recover_input) this.#recovery = this.#recover();
+  }
+
+  /** Resolves once the start-up recovery of unclaimed input has finished (at once when it is off). */
+  async recovered(): Promise<void> {
+    await this.#recovery;
+  }
+
+  /**
+   * Makes resident every agent whose session holds acknowledged input no step claimed (the process died between
+   * the ack and the claim), so that input is claimed without waiting for a client. Sessions are those an agent of
+   * the same id drives; failures are logged and left to the next use.
+   */
+  async #recover(): Promise<void> {
+    const sessions = this.ctx.get(SessionsKey);
+    try {
+      // The driver's row mounts after this one: wait (bounded) until it is there to run what is claimed.
+      const deadline = performance.now() + RECOVERY_DRIVER_WAIT_MS;
+      while (driverOf(this.ctx) === undefined) {
+        if (this.#stopped || performance.now() > deadline) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      for (const sessionId of await sessions.list()) {
+        if (this.#stopped) return;
+        if (this.#agents.has(sessionId) || this.#pending.has(sessionId)) continue;
+        if ((await findPendingInput(sessions, sessionId)).length === 0) continue;
+        const [created] = await sessions.read(sessionId, { to_seq: 1 });
+        const meta = (created?.payload as { meta?: { agent_id?: unknown } } | undefined)?.meta;
+        if (meta?.agent_id !== sessionId || !SESSION_ID_PATTERN.test(sessionId)) continue;
+        await this.ensure(sessionId);
+        this.ctx.logger.log(
+          "info",
+          `Agent "${sessionId}" was made resident to claim its queued input`,
+          {
+            agent_id: sessionId,
+          },
+        );
+      }
+    } catch (error) {
+      if (this.#stopped) return;
+      this.ctx.logger.log("warn", "The agents service could not recover queued input at start", {
+        error,
+      });
+    }
   }
 
   #now(): number {
@@ -295,6 +347,7 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
 
   async #shutdown(): Promise<void> {
     this.#stopped = true;
+    await this.#recovery;
     if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
     this.#sweeper = undefined;
     await Promise.allSettled([...this.#pending.values()]);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createContext, createMemoryLogger, Loader, type TerretError } from "@terret/hames";
 import {
+  AgentClockKey,
   AgentDisposed,
   AgentRegistry,
   AgentsKey,
@@ -81,11 +82,15 @@ Deno.test("the cap counts resident agents: one more evicts the least recently us
     { id: "agents", plugin: AgentRegistry, config: { max_agents: 2 } },
   ]);
   const agents = ctx.get(AgentsKey);
+  let now = 0;
+  ctx.provide(AgentClockKey, { now: () => now });
   const disposed: unknown[] = [];
   ctx.on(AgentDisposed, (payload) => void disposed.push(payload));
   const a = await agents.ensure("a");
+  now = 1;
   await agents.ensure("b");
-  assert.equal(agents.get("a"), a); // a is now the most recently used
+  now = 2;
+  assert.equal(await agents.ensure("a"), a); // a is now the most recently used
   assert.equal((await agents.ensure("c")).id, "c");
   assert.deepStrictEqual(agents.list().map((agent) => agent.id), ["a", "c"]);
   assert.deepStrictEqual(disposed, [{ agent_id: "b", session_id: "b", reason: "evicted" }]);

@@ -31,7 +31,8 @@ export type ClientFrame =
     readonly request_id: string;
     readonly decision: "allow" | "deny";
     readonly reason: string | undefined;
-  };
+  }
+  | { readonly type: "dispose"; readonly ref: FrameRef | null };
 
 /** The error codes of the protocol (docs/protocol.md §5, "Errors"). */
 export type ErrorCode =
@@ -43,6 +44,9 @@ export type ErrorCode =
   | "binary_not_supported"
   | "rate_limited"
   | "not_supported"
+  | "agent_busy"
+  | "unavailable"
+  | "quota_exceeded"
   | "internal";
 
 /** A refused frame: the answer the client gets. */
@@ -60,6 +64,7 @@ export const CLIENT_FRAME_TYPES: readonly ClientFrame["type"][] = Object.freeze(
   "cancel",
   "set_policy",
   "approve",
+  "dispose",
 ]);
 
 /** Most allow-list patterns one `set_policy` may carry. */
@@ -78,6 +83,7 @@ const FIELDS: Readonly<Record<ClientFrame["type"], readonly string[]>> = {
   cancel: ["type", "ref", "reason"],
   set_policy: ["type", "ref", "allow"],
   approve: ["type", "ref", "request_id", "decision", "reason"],
+  dispose: ["type", "ref"],
 };
 
 class Refused extends Error {
@@ -204,6 +210,8 @@ function readFrame(
         reason: readReason(frame.reason),
       };
     }
+    case "dispose":
+      return { type: kind, ref };
   }
 }
 

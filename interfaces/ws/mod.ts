@@ -29,12 +29,23 @@
  * @module
  */
 export {
+  type AgentFigures,
   type AgentGateway,
   type AgentLink,
   agentsGateway,
+  type AgentState,
+  type GatewayOpenOptions,
   type GatewaySignal,
+  type MessageOptions,
   type SteerOptions,
 } from "./agent_gateway.ts";
+export {
+  type AgentPage,
+  type AgentSummary,
+  describeAgent,
+  listAgents,
+  MAX_PAGE,
+} from "./agent_directory.ts";
 export {
   DENO_MAX_FRAME_BYTES,
   TOKEN_PATTERN,

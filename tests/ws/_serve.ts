@@ -19,6 +19,8 @@ export interface Served {
   readonly lines: string[];
   /** Sends SIGTERM and resolves with the exit code, stdout lines and stderr once it has exited. */
   stop(): Promise<{ code: number; lines: string[]; stderr: string }>;
+  /** Sends SIGKILL (nothing is flushed or closed) and resolves once the process has died. */
+  kill(): Promise<void>;
 }
 
 /** Starts `trt serve --home home --patch …` (no model key, no TERRET_TOKEN) and waits until it runs. */
@@ -81,6 +83,12 @@ export async function serve(
       while (await read());
       const status = await child.status;
       return { code: status.code, lines: out.split("\n"), stderr: await stderr };
+    },
+    async kill() {
+      child.kill("SIGKILL");
+      while (await read());
+      await child.status;
+      await stderr;
     },
   };
 }
