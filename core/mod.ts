@@ -80,6 +80,7 @@ export type {
   QueuedInput,
 } from "./agents/agent.ts";
 export { type AgentClock, AgentClockKey } from "./agents/agent_clock.ts";
+export { type AgentsConfig, agentsConfig } from "./agents/agents_config.ts";
 export { findPendingInput, type PendingInput } from "./agents/pending_input.ts";
 export {
   AGENT_SHUTDOWN,
@@ -95,8 +96,6 @@ export { findOpenTurn } from "./agents/open_turn.ts";
 export {
   AgentRegistry,
   type Agents,
-  type AgentsConfig,
-  agentsConfig,
   AgentsKey,
   assertAgentId,
   type CreateAgentOptions,

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { z } from "zod";
+import type { z } from "zod";
 import {
   type Context,
   defineService,
@@ -23,9 +23,8 @@ import { AgentClockKey } from "./agent_clock.ts";
 import { AgentDisposed, type AgentDisposedPayload, AgentStatusChanged } from "./events.ts";
 import { findOpenTurn } from "./open_turn.ts";
 import { findPendingInput } from "./pending_input.ts";
-
-/** How long the start-up recovery of queued input waits for a driver to be mounted. */
-const RECOVERY_DRIVER_WAIT_MS = 60_000;
+import { recoverQueuedInput } from "./_recover_input.ts";
+import { type AgentsConfig, agentsConfig } from "./agents_config.ts";
 
 /** Options for {@linkcode Agents.create}. */
 export interface CreateAgentOptions {
@@ -112,33 +111,6 @@ export const AgentsKey: ServiceKey<Agents> = defineService<Agents>(
   "agents",
   "Live agents: one inbox, a status machine and a forked context each, bound to a durable session",
 );
-
-/** The `agents` row's config. */
-export interface AgentsConfig {
-  /** The most agents resident at once. */
-  readonly max_agents: number;
-  /** Seconds an evictable agent stays resident unused (0: never evicted for idleness). */
-  readonly idle_evict_after: number;
-  /** At start, make resident the agents whose sessions hold unclaimed acknowledged input. */
-  readonly recover_input: boolean;
-}
-
-/** The `agents` row's config schema. */
-export const agentsConfig: z.ZodType<AgentsConfig> = z.strictObject({
-  max_agents: z.number().int().min(1).max(1_000_000).default(128).describe(
-    "The most agents resident (in memory) at once; making one more resident evicts the least recently used idle " +
-      "one, and only when every resident agent is busy is it refused (AgentsBusy, retryable). Sessions of " +
-      "evicted agents stay in the store and are rehydrated on the next use",
-  ),
-  idle_evict_after: z.number().min(0).max(31_536_000).default(600).describe(
-    "Seconds an idle agent (no turn, nothing queued, no open turn) stays resident unused before it is evicted " +
-      "(its shell and terminals are closed, its session stays); 0 disables idle eviction",
-  ),
-  recover_input: z.boolean().default(true).describe(
-    "At start, scan the store and make resident every agent whose session holds acknowledged input " +
-      "(input/queued) that no step claimed, so it is claimed without waiting for a client",
-  ),
-}) as z.ZodType<AgentsConfig>;
 
 /**
  * The agent registry (plugin `terret-agents`, row `agents`).
@@ -281,50 +253,21 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
     this.#home = this.ctx.scope("agents");
     this.ctx.effect(() => () => this.#shutdown(), "agents: shutdown");
     this.#startSweeper();
-    if (this.config.recover_input) this.#recovery = this.#recover();
+    if (this.config.recover_input) {
+      this.#recovery = recoverQueuedInput({
+        sessions: this.ctx.get(SessionsKey),
+        logger: this.ctx.logger,
+        stopped: () => this.#stopped,
+        resident: (id) => this.#agents.has(id) || this.#pending.has(id),
+        driverReady: () => driverOf(this.ctx) !== undefined,
+        ensure: (id) => this.ensure(id),
+      });
+    }
   }
 
   /** Resolves once the start-up recovery of unclaimed input has finished (at once when it is off). */
   async recovered(): Promise<void> {
     await this.#recovery;
-  }
-
-  /**
-   * Makes resident every agent whose session holds acknowledged input no step claimed (the process died between
-   * the ack and the claim), so that input is claimed without waiting for a client. Sessions are those an agent of
-   * the same id drives; failures are logged and left to the next use.
-   */
-  async #recover(): Promise<void> {
-    const sessions = this.ctx.get(SessionsKey);
-    try {
-      // The driver's row mounts after this one: wait (bounded) until it is there to run what is claimed.
-      const deadline = performance.now() + RECOVERY_DRIVER_WAIT_MS;
-      while (driverOf(this.ctx) === undefined) {
-        if (this.#stopped || performance.now() > deadline) return;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      for (const sessionId of await sessions.list()) {
-        if (this.#stopped) return;
-        if (this.#agents.has(sessionId) || this.#pending.has(sessionId)) continue;
-        if ((await findPendingInput(sessions, sessionId)).length === 0) continue;
-        const [created] = await sessions.read(sessionId, { to_seq: 1 });
-        const meta = (created?.payload as { meta?: { agent_id?: unknown } } | undefined)?.meta;
-        if (meta?.agent_id !== sessionId || !SESSION_ID_PATTERN.test(sessionId)) continue;
-        await this.ensure(sessionId);
-        this.ctx.logger.log(
-          "info",
-          `Agent "${sessionId}" was made resident to claim its queued input`,
-          {
-            agent_id: sessionId,
-          },
-        );
-      }
-    } catch (error) {
-      if (this.#stopped) return;
-      this.ctx.logger.log("warn", "The agents service could not recover queued input at start", {
-        error,
-      });
-    }
   }
 
   #now(): number {
