@@ -62,11 +62,15 @@ const gateway: AgentGateway = {
     return Promise.resolve({
       agentId,
       sessionId: agentId,
+      ready: () => Promise.resolve(),
       message: () => Promise.resolve(),
       steer: () => Promise.resolve(),
       cancel: () => Promise.resolve(),
+      dispose: () => Promise.resolve(),
     });
   },
+  state: () => ({ status: "idle", resident: false }),
+  figures: () => ({ resident: 0, busy: 0, max: 128 }),
 };
 const BUDGET = 64 * 1024 * 1024;
 const base = { port: 0, tokens: [{ token: TOKEN, agents: ["*"] }] };

@@ -55,9 +55,13 @@ const gateway: AgentGateway = {
       message: () => Promise.resolve(),
       steer: () => Promise.resolve(),
       cancel: () => Promise.resolve(),
+      ready: () => Promise.resolve(),
+      dispose: () => Promise.resolve(),
     };
     return link;
   },
+  state: () => ({ status: "idle", resident: false }),
+  figures: () => ({ resident: 0, busy: 0, max: 1 }),
 };
 const terret = await WsServer.start({
   ctx,
@@ -69,6 +73,8 @@ const terret = await WsServer.start({
     heartbeat_seconds: 0,
     frame_rate: 10_000,
     max_connections: 10_000,
+    max_connections_per_token: 10_000,
+    max_connections_per_agent: 10_000,
   }),
 });
 

@@ -23,6 +23,8 @@ export const CORE_ERROR_CODES = {
   AgentNotFound: "No live agent has the id",
   AgentShutdown:
     "The abort reason of a turn stopped because the agents service stops (the turn stays open)",
+  AgentsBusy:
+    "Every resident agent is busy, so no agent can be evicted to make room for another (retryable)",
   AgentsStopped: "The agents service is stopping or stopped and takes no new agents",
   AlreadyResolved: "An approval request already has a verdict (the first answer won)",
   CannotRemember:

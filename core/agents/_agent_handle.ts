@@ -10,7 +10,7 @@ import type { Content } from "../sessions/events.ts";
 import { ContextInjected, UserMessage } from "../sessions/events.ts";
 import { schemaIssues } from "../sessions/_fast_checks.ts";
 import type { Sessions } from "../sessions/sessions.ts";
-import type { Agent, IdleOptions, InjectOptions } from "./agent.ts";
+import type { Agent, EnqueueOptions, IdleOptions, InjectOptions, QueuedInput } from "./agent.ts";
 import {
   AGENT_SHUTDOWN,
   type Driver,
@@ -22,6 +22,7 @@ import {
 import type { AgentStatus, AgentStatusChangedPayload } from "./events.ts";
 import { Inbox } from "./inbox.ts";
 import { findOpenTurn } from "./open_turn.ts";
+import type { PendingInput } from "./pending_input.ts";
 
 /** What an agent needs from the service that made it. */
 export interface AgentHost {
@@ -31,6 +32,8 @@ export interface AgentHost {
   driver(): Driver | undefined;
   /** Reports a status change. */
   statusChanged(payload: AgentStatusChangedPayload): void;
+  /** The millisecond clock least-recently-used eviction reads. */
+  clock(): number;
 }
 
 /** An agent (see {@linkcode Agent}). */
@@ -47,6 +50,11 @@ export class AgentHandle implements Agent {
   #controller: AbortController | undefined;
   #stopping = false;
   #idleWaiters: (() => void)[] = [];
+  /** `enqueue` calls whose append is in flight: the agent is not idle while one is. */
+  #enqueuing = 0;
+  /** The clock reading of the last use (a verb, a turn's end), for least-recently-used eviction. */
+  #usedAt: number;
+  readonly #clock: () => number;
 
   constructor(
     id: string,
@@ -54,12 +62,35 @@ export class AgentHandle implements Agent {
     ctx: Context,
     host: AgentHost,
     open: OpenTurn | undefined,
+    pending: readonly PendingInput[] = [],
   ) {
     this.id = id;
     this.session_id = sessionId;
     this.ctx = ctx;
     this.#host = host;
     this.#open = open;
+    this.#clock = host.clock;
+    this.#usedAt = host.clock();
+    for (const item of pending) this.#inbox.push(item.kind, item.content, item.wake, item.seq);
+  }
+
+  /** The clock reading of the last use. */
+  get usedAt(): number {
+    return this.#usedAt;
+  }
+
+  /** Marks the agent used now (a connection, a frame). */
+  touch(): void {
+    this.#usedAt = this.#clock();
+  }
+
+  /**
+   * True when the agent may be evicted: no turn running or starting, nothing queued or being queued, no open turn
+   * known in the log, and not disposed.
+   */
+  get evictable(): boolean {
+    return this.#pump === undefined && this.#enqueuing === 0 && this.#inbox.size === 0 &&
+      this.#open === undefined && !this.#stopping && this.#status !== "disposed";
   }
 
   get status(): AgentStatus {
@@ -83,6 +114,7 @@ export class AgentHandle implements Agent {
   send(content: Content): void {
     this.#assertLive("send a message");
     this.#check("user/message", content);
+    this.touch();
     this.#inbox.push("message", content, true);
     this.#kick();
   }
@@ -90,8 +122,35 @@ export class AgentHandle implements Agent {
   inject(content: Content, options: InjectOptions = {}): void {
     this.#assertLive("inject context");
     this.#check("context/injected", content);
+    this.touch();
     this.#inbox.push("steer", content, options.wake === true);
     if (options.wake === true) this.#kick();
+  }
+
+  async enqueue(input: QueuedInput, options: EnqueueOptions = {}): Promise<number> {
+    this.#assertLive(input.kind === "message" ? "queue a message" : "queue a steer");
+    const type = input.kind === "message" ? "user/message" : "context/injected";
+    this.#check(type, input.content);
+    const wake = input.kind === "message" || input.wake === true;
+    this.#enqueuing++;
+    this.touch();
+    let seq: number;
+    try {
+      const event = await this.#host.sessions.append(
+        this.session_id,
+        { type: "input/queued", payload: { kind: input.kind, content: input.content, wake } },
+        options.signal === undefined ? {} : { signal: options.signal },
+      );
+      seq = event.seq;
+    } finally {
+      this.#enqueuing--;
+    }
+    options.onDurable?.(seq);
+    // Disposed while the append ran: the input is durable and is queued again when the agent is next resident.
+    if (this.#stopping) return seq;
+    this.#inbox.push(input.kind, input.content, wake, seq);
+    if (wake) this.#kick();
+    return seq;
   }
 
   cancel(reason = "cancelled"): boolean {
@@ -185,6 +244,7 @@ export class AgentHandle implements Agent {
     if (this.#stopping || (!this.#inbox.waking && this.#open === undefined)) return false;
     this.#pump = this.#runTurns().finally(() => {
       this.#pump = undefined;
+      this.#usedAt = this.#clock();
       for (const resolve of this.#idleWaiters.splice(0)) resolve();
     });
     return true;

@@ -14,6 +14,25 @@ export interface InjectOptions {
   readonly wake?: boolean;
 }
 
+/** What {@linkcode Agent.enqueue} makes durable and queues. */
+export interface QueuedInput {
+  /** `message` (logged as `user/message` when claimed) or `steer` (as `context/injected`). */
+  readonly kind: "message" | "steer";
+  readonly content: Content;
+  /** For a steer: wake an idle agent (default false). A message always wakes. */
+  readonly wake?: boolean;
+}
+
+/** Options for {@linkcode Agent.enqueue}. */
+export interface EnqueueOptions {
+  readonly signal?: AbortSignal;
+  /**
+   * Called with the `input/queued` seq once it is durable and before the input is queued, so an acknowledgement
+   * sent from it precedes every event of the claim. It must not throw.
+   */
+  readonly onDurable?: (seq: number) => void;
+}
+
 /** Options for {@linkcode Agent.idle}. */
 export interface IdleOptions {
   /** Stops waiting (rejecting with the signal's reason); the agent is not affected. */
@@ -30,9 +49,10 @@ export interface IdleOptions {
  * Contract: `send` and `inject` validate the content at once (a `TerretError` `InvalidPayload` or
  * `PayloadTooLarge`, exactly as the log's append boundary would refuse it) and only queue it: nothing is logged
  * until a step claims it (a message as `user/message`, a steer as `context/injected`), so what the model sees is
- * always what the log holds. Input queued when the process dies is lost (it was never logged); a turn interrupted
- * mid-step is re-entered from the log on the next wake. All methods throw `AgentDisposed` once the agent is
- * disposed.
+ * always what the log holds. Input queued by `send`/`inject` when the process dies is lost (it was never logged);
+ * input queued by `enqueue` is durable first (`input/queued`) and is queued again, once, whenever the agent is next
+ * made resident (a restart, a rehydration after eviction) until a step claims it. A turn interrupted mid-step is
+ * re-entered from the log on the next wake. All methods throw `AgentDisposed` once the agent is disposed.
  */
 export interface Agent {
   /** The agent id (`[A-Za-z0-9][A-Za-z0-9_.-]{0,127}`). */
@@ -55,6 +75,12 @@ export interface Agent {
    * message (or the running turn's next step); with `wake` an idle agent starts a turn for it.
    */
   inject(content: Content, options?: InjectOptions): void;
+  /**
+   * Makes a message or steer durable (`input/queued`), then queues it like `send`/`inject`; resolves with the
+   * `input/queued` seq once it is durable (an acknowledgement may be given then), and rejects with nothing queued
+   * when it is invalid or the append fails. The claiming `user/message`/`context/injected` carries `queued_seq`.
+   */
+  enqueue(input: QueuedInput, options?: EnqueueOptions): Promise<number>;
   /**
    * Cancels the running turn: its model stream closes, its running tools are signalled, and it ends with
    * `turn/end` status `cancelled`. Queued input stays queued but does not wake the agent until the next `send`,

@@ -1,10 +1,11 @@
 /**
- * The `agents` service: the registry of live agents and their lifecycle (create, resolve-or-create by id, the cap,
- * disposal), each agent bound to a durable session and a forked context.
+ * The `agents` service: the registry of resident agents and their lifecycle (create, resolve-or-create by id,
+ * rehydration from the log, idle eviction, the resident cap, disposal), each agent bound to a durable session and a
+ * forked context.
  *
  * @module
  */
-import { z } from "zod";
+import type { z } from "zod";
 import {
   type Context,
   defineService,
@@ -19,8 +20,12 @@ import { type Sessions, SessionsKey } from "../sessions/sessions.ts";
 import type { Agent } from "./agent.ts";
 import { AgentHandle } from "./_agent_handle.ts";
 import { driverOf } from "./driver.ts";
-import { AgentDisposed, AgentStatusChanged } from "./events.ts";
+import { AgentClockKey } from "./agent_clock.ts";
+import { AgentDisposed, type AgentDisposedPayload, AgentStatusChanged } from "./events.ts";
 import { findOpenTurn } from "./open_turn.ts";
+import { findPendingInput } from "./pending_input.ts";
+import { recoverQueuedInput } from "./_recover_input.ts";
+import { type AgentsConfig, agentsConfig } from "./agents_config.ts";
 
 /** Options for {@linkcode Agents.create}. */
 export interface CreateAgentOptions {
@@ -52,35 +57,54 @@ export interface DisposeAgentOptions {
  * The agent registry (service key `agents`).
  *
  * Contract:
- * - At most `max_agents` agents live at once (creations in flight count): one more is refused with
- *   `AgentCapExceeded`. Lowering the cap below the live count disposes nothing; it only refuses new agents.
- * - An agent id is live at most once (`AgentExists`) and a session is driven by at most one live agent
+ * - An agent is **resident** while it is in memory (inbox, status, forked context). Its session always stays in the
+ *   store; an agent that is not resident is made resident again from the log (rehydrated) by `ensure`.
+ * - At most `max_agents` agents are resident at once (creations in flight count). Making one more resident first
+ *   evicts the least recently used evictable agent; only when none is evictable (every resident agent is busy) is
+ *   it refused with `AgentsBusy` (details `retryable: true`): retry once an agent is idle. Lowering the cap evicts
+ *   nothing at once; it only applies to later creations and sweeps.
+ * - An agent is evictable when no turn runs or is starting (so never while `waiting_approval`), nothing is queued
+ *   or being queued, and the log holds no open turn for it (a turn left open by a crash keeps it resident until it
+ *   is re-entered). `sweep` evicts every evictable agent unused for `idle_evict_after` seconds (run every quarter of
+ *   it, at most every minute); 0 disables idle eviction (the cap still evicts).
+ * - Eviction is a disposal (`agent/disposed` with `reason: "evicted"`): the agent's forked context is disposed and
+ *   its shell and terminals are closed by their owners (their process groups are killed; nothing keeps running
+ *   for an evicted agent). Rehydration re-reads the open turn and the unclaimed durable input
+ *   (`input/queued`) from the log, so the next request is the one it would have been without the eviction.
+ * - An agent id is resident at most once (`AgentExists`) and a session is driven by at most one resident agent
  *   (`SessionInUse`). Ids match `[A-Za-z0-9][A-Za-z0-9_.-]{0,127}` (`InvalidAgentId`).
- * - `ensure(id)` is the resolve-or-create by id that survives restarts: the live agent, or a new one on the
- *   session whose id is the agent id (created with meta `{agent_id}` when the log does not hold it). Concurrent
- *   calls for one id share one creation.
+ * - `ensure(id)` is the resolve-or-create by id that survives restarts and evictions: the resident agent, or a new
+ *   one on the session whose id is the agent id (created with meta `{agent_id}` when the log does not hold it).
+ *   Concurrent calls for one id share one creation; a creation waits for an eviction of the same id to finish.
  * - `disposeAgent` refuses an agent with a turn running (`AgentBusy`); it disposes the agent's forked context (its
- *   tools, sections and listeners), drops its queued input, then emits `agent/disposed`.
+ *   tools, sections and listeners), drops its queued in-memory input (durable input stays in the log), then emits
+ *   `agent/disposed`.
  * - Stopping the service stops every agent: a running turn is aborted as a shutdown and left open in the log (the
  *   next process re-enters it on its first wake), then every agent is disposed as above.
  */
 export interface Agents {
   /** Creates an agent. */
   create(options?: CreateAgentOptions): Promise<Agent>;
-  /** The live agent with this id, or a new one on the session of the same id. */
+  /** The resident agent with this id, or one made resident on the session of the same id (rehydrated or new). */
   ensure(agentId: string, options?: EnsureAgentOptions): Promise<Agent>;
-  /** The live agent with this id. */
+  /** The resident agent with this id (a read: it does not count as a use). */
   get(agentId: string): Agent | undefined;
-  /** The live agent driving this session. */
+  /** The resident agent driving this session. */
   agentForSession(sessionId: string): Agent | undefined;
-  /** Every live agent, in creation order. */
+  /** Every resident agent, in the order they were made resident. */
   list(): readonly Agent[];
-  /** How many agents live. */
+  /** How many agents are resident. */
   readonly count: number;
-  /** The cap (the row's `max_agents`). */
+  /** The cap on resident agents (the row's `max_agents`). */
   readonly maxAgents: number;
+  /** How many resident agents are busy (not evictable). */
+  readonly busyCount: number;
+  /** Evictions since the start (idle sweeps, the cap, `dispose`). */
+  readonly evictions: number;
   /** Disposes an agent that is not running a turn. */
   disposeAgent(agentId: string, options?: DisposeAgentOptions): Promise<void>;
+  /** Evicts every evictable agent unused for `idle_evict_after`; resolves with how many were evicted. */
+  sweep(): Promise<number>;
 }
 
 /** The agents service key. */
@@ -88,20 +112,6 @@ export const AgentsKey: ServiceKey<Agents> = defineService<Agents>(
   "agents",
   "Live agents: one inbox, a status machine and a forked context each, bound to a durable session",
 );
-
-/** The `agents` row's config. */
-export interface AgentsConfig {
-  /** The most agents alive at once. */
-  readonly max_agents: number;
-}
-
-/** The `agents` row's config schema. */
-export const agentsConfig: z.ZodType<AgentsConfig> = z.strictObject({
-  max_agents: z.number().int().min(1).max(1_000_000).default(128).describe(
-    "The most agents alive at once in this process; one more is refused (AgentCapExceeded). Raise it live " +
-      "with a reconfigure; lowering it disposes nothing",
-  ),
-}) as z.ZodType<AgentsConfig>;
 
 /**
  * The agent registry (plugin `terret-agents`, row `agents`).
@@ -136,6 +146,11 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
   readonly #bySession = new Map<string, AgentHandle>();
   readonly #pending = new Map<string, Promise<AgentHandle>>();
   readonly #pendingSessions = new Set<string>();
+  /** Evictions still disposing, by agent id: a creation of the same id waits for it. */
+  readonly #evicting = new Map<string, Promise<void>>();
+  #evictions = 0;
+  #sweeper: ReturnType<typeof setInterval> | undefined;
+  #recovery: Promise<void> | undefined;
   #stopped = false;
   /** The scope agents' forks hang off: disposed after the shutdown effect has stopped every agent. */
   #home: Context | undefined;
@@ -148,8 +163,20 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
     return this.config.max_agents;
   }
 
-  /** Applies a new cap in place; live agents are kept. */
-  override reconfigure(_config: AgentsConfig): void {}
+  get busyCount(): number {
+    let busy = 0;
+    for (const agent of this.#agents.values()) if (!agent.evictable) busy++;
+    return busy;
+  }
+
+  get evictions(): number {
+    return this.#evictions;
+  }
+
+  /** Applies a new cap and idle period in place; resident agents are kept until the next creation or sweep. */
+  override reconfigure(_config: AgentsConfig): void {
+    this.#startSweeper();
+  }
 
   get(agentId: string): Agent | undefined {
     return this.#agents.get(agentId);
@@ -181,8 +208,13 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
   ensure(agentId: string, options: EnsureAgentOptions = {}): Promise<Agent> {
     try {
       assertAgentId(agentId);
-      const live = this.#agents.get(agentId) ?? this.#pending.get(agentId);
-      if (live !== undefined) return Promise.resolve(live);
+      const resident = this.#agents.get(agentId);
+      if (resident !== undefined) {
+        resident.touch();
+        return Promise.resolve(resident);
+      }
+      const pending = this.#pending.get(agentId);
+      if (pending !== undefined) return pending;
       return this.#start(agentId, agentId, options.meta, options.signal);
     } catch (error) {
       return Promise.reject(error);
@@ -204,20 +236,69 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
         { details: { agent_id: agentId, status: agent.status } },
       );
     }
-    await this.#dispose(agent);
+    await this.#dispose(agent, "disposed");
+  }
+
+  async sweep(): Promise<number> {
+    const after = this.config.idle_evict_after * 1000;
+    if (after <= 0 || this.#stopped) return 0;
+    const now = this.#now();
+    const idle = [...this.#agents.values()].filter((agent) =>
+      agent.evictable && now - agent.usedAt >= after
+    );
+    await Promise.all(idle.map((agent) => this.#dispose(agent, "evicted")));
+    return idle.length;
   }
 
   override start(): void {
     this.#home = this.ctx.scope("agents");
     this.ctx.effect(() => () => this.#shutdown(), "agents: shutdown");
+    this.#startSweeper();
+    if (this.config.recover_input) {
+      this.#recovery = recoverQueuedInput({
+        sessions: this.ctx.get(SessionsKey),
+        logger: this.ctx.logger,
+        stopped: () => this.#stopped,
+        resident: (id) => this.#agents.has(id) || this.#pending.has(id),
+        driverReady: () => driverOf(this.ctx) !== undefined,
+        ensure: (id) => this.ensure(id),
+      });
+    }
+  }
+
+  /** Resolves once the start-up recovery of unclaimed input has finished (at once when it is off). */
+  async recovered(): Promise<void> {
+    await this.#recovery;
+  }
+
+  #now(): number {
+    return this.ctx.maybe(AgentClockKey)?.now() ?? performance.now();
+  }
+
+  #startSweeper(): void {
+    if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
+    this.#sweeper = undefined;
+    const after = this.config.idle_evict_after * 1000;
+    if (after <= 0 || this.#stopped) return;
+    const every = Math.min(60_000, Math.max(1000, after / 4));
+    this.#sweeper = setInterval(() => {
+      this.sweep().catch((error) =>
+        this.ctx.logger.log("error", "The agents service failed to evict idle agents", { error })
+      );
+    }, every);
+    Deno.unrefTimer(this.#sweeper);
   }
 
   async #shutdown(): Promise<void> {
     this.#stopped = true;
+    await this.#recovery;
+    if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
+    this.#sweeper = undefined;
     await Promise.allSettled([...this.#pending.values()]);
     const agents = [...this.#agents.values()];
     await Promise.all(agents.map((agent) => agent.stop()));
-    for (const agent of agents) await this.#dispose(agent);
+    for (const agent of agents) await this.#dispose(agent, "stopped");
+    await Promise.allSettled([...this.#evicting.values()]);
   }
 
   #start(
@@ -237,15 +318,23 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
         { details: { agent_id: id, session_id: sessionId } },
       );
     }
-    const live = this.#agents.size + this.#pending.size;
-    if (live >= this.config.max_agents) {
-      throw new TerretError(
-        "AgentCapExceeded",
-        `Cannot create agent "${id}": ${live} agents already live, the cap (agents.max_agents) is ${this.config.max_agents}`,
-        { details: { agent_id: id, max_agents: this.config.max_agents } },
+    const resident = this.#agents.size + this.#pending.size;
+    let evicting: Promise<void> | undefined;
+    if (resident >= this.config.max_agents) {
+      const victims = this.#leastRecentlyUsed(resident - this.config.max_agents + 1);
+      if (victims === undefined) {
+        throw new TerretError(
+          "AgentsBusy",
+          `Cannot make agent "${id}" resident: all ${resident} resident agents are busy and the cap ` +
+            `(agents.max_agents) is ${this.config.max_agents}; retry once one is idle`,
+          { details: { agent_id: id, max_agents: this.config.max_agents, retryable: true } },
+        );
+      }
+      evicting = Promise.all(victims.map((victim) => this.#dispose(victim, "evicted"))).then(
+        () => {},
       );
     }
-    const creation = this.#open(id, sessionId, meta, signal).finally(() => {
+    const creation = this.#open(id, sessionId, meta, signal, evicting).finally(() => {
       this.#pending.delete(id);
       this.#pendingSessions.delete(sessionId);
     });
@@ -259,12 +348,17 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
     sessionId: string,
     meta: Readonly<Record<string, unknown>> | undefined,
     signal: AbortSignal | undefined,
+    evicting?: Promise<void>,
   ): Promise<AgentHandle> {
+    await evicting;
+    await this.#evicting.get(id);
     const sessions = this.ctx.get(SessionsKey);
     const signalOption = signal === undefined ? {} : { signal };
     let open = undefined;
+    let pending: Awaited<ReturnType<typeof findPendingInput>> = [];
     if (await sessions.head(sessionId, signalOption) > 0) {
       open = await findOpenTurn(sessions, sessionId, signalOption);
+      pending = await findPendingInput(sessions, sessionId, signalOption);
     } else {
       try {
         await sessions.create({
@@ -275,16 +369,26 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
       } catch (error) {
         if (!(error instanceof TerretError && error.code === "SessionExists")) throw error;
         open = await findOpenTurn(sessions, sessionId, signalOption);
+        pending = await findPendingInput(sessions, sessionId, signalOption);
       }
     }
     if (this.#stopped) {
       throw new TerretError("AgentsStopped", `Cannot create agent "${id}": the service stopped`);
     }
     const ctx = this.#home!.fork(`agent:${id}`);
-    const agent = new AgentHandle(id, sessionId, ctx, this.#host(sessions), open);
+    const agent = new AgentHandle(id, sessionId, ctx, this.#host(sessions), open, pending);
     this.#agents.set(id, agent);
     this.#bySession.set(sessionId, agent);
+    // Acknowledged input no step claimed before the restart or eviction is queued again, once, and wakes it.
+    if (pending.some((item) => item.wake)) agent.wake();
     return agent;
+  }
+
+  /** The `count` evictable resident agents used least recently, or `undefined` when fewer are evictable. */
+  #leastRecentlyUsed(count: number): AgentHandle[] | undefined {
+    const evictable = [...this.#agents.values()].filter((agent) => agent.evictable);
+    if (evictable.length < count) return undefined;
+    return evictable.sort((a, b) => a.usedAt - b.usedAt).slice(0, count);
   }
 
   #host(sessions: Sessions): ConstructorParameters<typeof AgentHandle>[3] {
@@ -293,16 +397,31 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
       logger: this.ctx.logger,
       driver: () => driverOf(this.ctx),
       statusChanged: (payload) => this.ctx.emit(AgentStatusChanged, payload),
+      clock: () => this.#now(),
     };
   }
 
-  async #dispose(agent: AgentHandle): Promise<void> {
-    if (this.#agents.get(agent.id) !== agent) return;
+  /**
+   * Takes the agent out of the registry at once (synchronously, so the resident count drops before any await),
+   * then disposes its fork and announces it. An eviction is tracked until done so a rehydration of the same id
+   * waits for the old agent's shells and terminals to close.
+   */
+  #dispose(agent: AgentHandle, reason: AgentDisposedPayload["reason"]): Promise<void> {
+    if (this.#agents.get(agent.id) !== agent) {
+      return this.#evicting.get(agent.id) ?? Promise.resolve();
+    }
     this.#agents.delete(agent.id);
     this.#bySession.delete(agent.session_id);
     agent.markDisposed();
-    await agent.ctx.dispose();
-    this.ctx.emit(AgentDisposed, { agent_id: agent.id, session_id: agent.session_id });
+    if (reason === "evicted") this.#evictions++;
+    const done = (async () => {
+      await agent.ctx.dispose();
+      this.ctx.emit(AgentDisposed, { agent_id: agent.id, session_id: agent.session_id, reason });
+    })().finally(() => {
+      if (this.#evicting.get(agent.id) === done) this.#evicting.delete(agent.id);
+    });
+    this.#evicting.set(agent.id, done);
+    return done;
   }
 }
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createContext, createMemoryLogger, Loader, type TerretError } from "@terret/hames";
+import { AgentClockKey } from "@terret/core/agents";
 import {
   AgentDisposed,
   AgentRegistry,
@@ -72,7 +73,7 @@ Deno.test("create() refuses a live id, a driven session and a bad id; attaches a
   assert.equal(await stack.sessions.head("existing"), 1);
 });
 
-Deno.test("the cap refuses one agent too many and is raised by reconfiguring the row", async () => {
+Deno.test("the cap counts resident agents: one more evicts the least recently used idle one, and is raised by reconfiguring the row", async () => {
   await using ctx = createContext({ mode: "test" });
   const loader = new Loader(ctx);
   await loader.load([
@@ -81,19 +82,25 @@ Deno.test("the cap refuses one agent too many and is raised by reconfiguring the
     { id: "agents", plugin: AgentRegistry, config: { max_agents: 2 } },
   ]);
   const agents = ctx.get(AgentsKey);
-  await Promise.all([agents.ensure("a"), agents.ensure("b")]);
-  await assert.rejects(
-    agents.ensure("c"),
-    rejectsWith(
-      "AgentCapExceeded",
-      'Cannot create agent "c": 2 agents already live, the cap (agents.max_agents) is 2',
-    ),
-  );
+  let now = 0;
+  ctx.provide(AgentClockKey, { now: () => now });
+  const disposed: unknown[] = [];
+  ctx.on(AgentDisposed, (payload) => void disposed.push(payload));
+  const a = await agents.ensure("a");
+  now = 1;
+  await agents.ensure("b");
+  now = 2;
+  assert.equal(await agents.ensure("a"), a); // a is now the most recently used
+  assert.equal((await agents.ensure("c")).id, "c");
+  assert.deepStrictEqual(agents.list().map((agent) => agent.id), ["a", "c"]);
+  assert.deepStrictEqual(disposed, [{ agent_id: "b", session_id: "b", reason: "evicted" }]);
+  assert.equal(agents.evictions, 1);
   await loader.reconfigure("agents", { max_agents: 3 });
   assert.equal(ctx.get(AgentsKey), agents);
   assert.equal(agents.maxAgents, 3);
-  assert.equal((await agents.ensure("c")).id, "c");
+  assert.equal((await agents.ensure("b")).id, "b");
   assert.equal(agents.count, 3);
+  assert.equal(disposed.length, 1);
 });
 
 Deno.test("disposeAgent() refuses a running agent, then disposes an idle one with its fork and emits agent/disposed", async () => {
@@ -120,7 +127,11 @@ Deno.test("disposeAgent() refuses a running agent, then disposes an idle one wit
   adapter.open("hold");
   await agent.idle();
   await stack.agents.disposeAgent("worker");
-  assert.deepStrictEqual(disposed, [{ agent_id: "worker", session_id: "worker" }]);
+  assert.deepStrictEqual(disposed, [{
+    agent_id: "worker",
+    session_id: "worker",
+    reason: "disposed",
+  }]);
   assert.equal(agent.status, "disposed");
   assert.equal(agent.ctx.disposed, true);
   assert.equal(stack.tools.get("mine", { ctx: stack.ctx }), undefined);

@@ -10,6 +10,8 @@ import { z } from "zod";
 export interface AgentDisposedPayload {
   readonly agent_id: string;
   readonly session_id: string;
+  /** Why: `evicted` (idle, or to make room; it is rehydrated from its log on next use), `disposed` (asked), `stopped` (the service stopped). */
+  readonly reason?: "evicted" | "disposed" | "stopped" | undefined;
 }
 
 /**
@@ -22,8 +24,12 @@ export const AgentDisposed: EventDefinition<"emit", AgentDisposedPayload, void> 
     mode: "emit",
     owner: "@terret/core",
     description:
-      "An agent was disposed; tear down per-agent state (shells, terminals, jobs) keyed by its id.",
-    payload: z.object({ agent_id: z.string(), session_id: z.string() }),
+      "An agent was disposed or evicted; tear down per-agent state (shells, terminals, jobs) keyed by its id.",
+    payload: z.object({
+      agent_id: z.string(),
+      session_id: z.string(),
+      reason: z.enum(["evicted", "disposed", "stopped"]).optional(),
+    }),
   },
 );
 

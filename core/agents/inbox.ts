@@ -11,6 +11,8 @@ interface Pending {
   readonly content: Content;
   /** A message always wakes; a steer only when sent with `wake`. */
   readonly wake: boolean;
+  /** The `input/queued` seq when the item was queued durably. */
+  readonly queued_seq: number | undefined;
 }
 
 /**
@@ -35,9 +37,9 @@ export class Inbox {
     return !this.#held && this.#items.some((item) => item.wake);
   }
 
-  /** Queues an item; any push releases a hold. */
-  push(kind: "message" | "steer", content: Content, wake: boolean): void {
-    this.#items.push({ kind, content, wake: kind === "message" || wake });
+  /** Queues an item (with the `input/queued` seq that made it durable, if any); any push releases a hold. */
+  push(kind: "message" | "steer", content: Content, wake: boolean, queuedSeq?: number): void {
+    this.#items.push({ kind, content, wake: kind === "message" || wake, queued_seq: queuedSeq });
     this.#held = false;
   }
 
@@ -49,7 +51,11 @@ export class Inbox {
     for (const item of this.#items) {
       if (item.kind === "steer" || !message) {
         if (item.kind === "message") message = true;
-        taken.push({ kind: item.kind, content: item.content });
+        taken.push(
+          item.queued_seq === undefined
+            ? { kind: item.kind, content: item.content }
+            : { kind: item.kind, content: item.content, queued_seq: item.queued_seq },
+        );
       } else {
         kept.push(item);
       }

@@ -13,7 +13,10 @@ export {
   AgentStatusChanged,
   type AgentStatusChangedPayload,
 } from "./events.ts";
-export { type Agent, type IdleOptions, type InjectOptions } from "./agent.ts";
+export type { Agent, EnqueueOptions, IdleOptions, InjectOptions, QueuedInput } from "./agent.ts";
+export { type AgentClock, AgentClockKey } from "./agent_clock.ts";
+export { type AgentsConfig, agentsConfig } from "./agents_config.ts";
+export { findPendingInput, type PendingInput } from "./pending_input.ts";
 export {
   AGENT_SHUTDOWN,
   type Driver,
@@ -28,8 +31,6 @@ export { findOpenTurn } from "./open_turn.ts";
 export {
   AgentRegistry,
   type Agents,
-  type AgentsConfig,
-  agentsConfig,
   AgentsKey,
   assertAgentId,
   type CreateAgentOptions,

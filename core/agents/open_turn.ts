@@ -17,10 +17,25 @@ export async function findOpenTurn(
   sessionId: string,
   options: SignalOptions = {},
 ): Promise<OpenTurn | undefined> {
-  const bookends = await sessions.read(sessionId, {
-    types: ["turn/start", "turn/end"],
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
-  });
-  const last = bookends.at(-1);
-  return last?.type === "turn/start" ? { turn_start_seq: last.seq } : undefined;
+  const signal = options.signal === undefined ? {} : { signal: options.signal };
+  // The last bookend is almost always near the head: read back a window at a time until one is found.
+  let to = await sessions.head(sessionId, signal);
+  while (to > 0) {
+    const from = Math.max(1, to - WINDOW + 1);
+    const bookends = await sessions.read(sessionId, {
+      types: ["turn/start", "turn/end"],
+      from_seq: from,
+      to_seq: to,
+      ...signal,
+    });
+    const last = bookends.at(-1);
+    if (last !== undefined) {
+      return last.type === "turn/start" ? { turn_start_seq: last.seq } : undefined;
+    }
+    to = from - 1;
+  }
+  return undefined;
 }
+
+/** Seqs read per window when looking back for the last turn bookend. */
+const WINDOW = 512;

@@ -195,7 +195,9 @@ class Turn {
       for (const item of entered) {
         this.#appender.append(
           item.kind === "message" ? "user/message" : "context/injected",
-          { content: item.content },
+          item.queued_seq === undefined
+            ? { content: item.content }
+            : { content: item.content, queued_seq: item.queued_seq },
         );
       }
       owed = await this.#request(step);

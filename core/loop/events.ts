@@ -20,6 +20,8 @@ const OWNER = "@terret/core";
 export interface InputItem {
   readonly kind: "message" | "steer";
   readonly content: Content;
+  /** The seq of the `input/queued` event this item claims, when it was queued durably (logged with the claim). */
+  readonly queued_seq?: number;
 }
 
 /** How a turn ended (the `turn/end` status). */
@@ -44,7 +46,11 @@ const content = z.union([
   z.string(),
   z.array(z.looseObject({ type: z.enum(["text", "image"]) })),
 ]);
-const inputItem = z.object({ kind: z.enum(["message", "steer"]), content });
+const inputItem = z.object({
+  kind: z.enum(["message", "steer"]),
+  content,
+  queued_seq: z.number().int().positive().optional(),
+});
 
 /**
  * `agent/pre_step` (waterfall), dispatched before every step with what the step claimed.

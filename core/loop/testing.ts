@@ -40,6 +40,11 @@ export interface AgentStackOptions {
   readonly approvalClock?: ApprovalClock;
   /** The agents cap (default 128). */
   readonly maxAgents?: number;
+  /**
+   * Recover unclaimed queued input at start (default false here: the adapter is registered after the rows mount,
+   * so a recovered turn would find no model).
+   */
+  readonly recoverInput?: boolean;
   /** The loop's `max_steps` (default 25). */
   readonly maxSteps?: number;
   /** The driver plugin mounted as `loop` (default the default loop, {@linkcode AgentLoop}). */
@@ -95,7 +100,10 @@ export async function createAgentStack(options: AgentStackOptions = {}): Promise
       ctx.plugin(ApprovalsService, { ...options.approvals }, { id: "approvals" });
     }
     ctx.plugin(PromptAssembler, options.promptConfig ?? {}, { id: "prompt" });
-    ctx.plugin(AgentRegistry, { max_agents: options.maxAgents ?? 128 }, { id: "agents" });
+    ctx.plugin(AgentRegistry, {
+      max_agents: options.maxAgents ?? 128,
+      recover_input: options.recoverInput ?? false,
+    }, { id: "agents" });
     const driver = options.driver ?? AgentLoop;
     const driverConfig = options.driverConfig ??
       (driver === AgentLoop ? { max_steps: options.maxSteps ?? 25 } : {});

@@ -14,6 +14,7 @@ import {
   AssistantChunk,
   AssistantMessage,
   ContextInjected,
+  InputQueued,
   PolicyUpdated,
   SessionCompacted,
   SessionCreated,
@@ -101,6 +102,11 @@ function isCall(value: unknown): boolean {
     isRecord(value.args);
 }
 
+/** An optional `queued_seq`: absent, or a positive integer. */
+function isQueuedSeq(value: unknown): boolean {
+  return value === undefined || (Number.isSafeInteger(value) && (value as number) > 0);
+}
+
 const TURN_STATUSES: ReadonlySet<unknown> = new Set([
   "completed",
   "cancelled",
@@ -125,8 +131,14 @@ export const FAST_CHECKS: ReadonlyMap<EventDefinition, FastCheck> = new Map<
   [TurnEnd, (p) => isObject(p) && TURN_STATUSES.has(p.status)],
   [StepStart, isRecord],
   [StepEnd, (p) => isObject(p) && isUsage(p.usage) && typeof p.finish_reason === "string"],
-  [UserMessage, (p) => isObject(p) && isContent(p.content)],
-  [ContextInjected, (p) => isObject(p) && isContent(p.content)],
+  [UserMessage, (p) => isObject(p) && isContent(p.content) && isQueuedSeq(p.queued_seq)],
+  [ContextInjected, (p) => isObject(p) && isContent(p.content) && isQueuedSeq(p.queued_seq)],
+  [
+    InputQueued,
+    (p) =>
+      isObject(p) && (p.kind === "message" || p.kind === "steer") && isContent(p.content) &&
+      typeof p.wake === "boolean",
+  ],
   [
     AssistantChunk,
     (p) =>

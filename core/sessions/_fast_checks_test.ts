@@ -93,8 +93,11 @@ const PAYLOADS: Record<string, fc.Arbitrary<unknown>> = {
   }),
   "step/start": shape({ step: fc.integer() }),
   "step/end": shape({ step: fc.integer(), usage, finish_reason: fc.string() }),
-  "user/message": shape({ content }),
-  "context/injected": shape({ content }),
+  "user/message": shape({
+    content,
+    queued_seq: fc.oneof(fc.integer({ min: -2, max: 9 }), fc.double()),
+  }),
+  "context/injected": shape({ content, queued_seq: fc.integer({ min: -2, max: 9 }) }),
   "assistant/chunk": shape({ kind: fc.constantFrom("text", "thinking"), text: fc.string() }),
   "assistant/message": shape({ parts: fc.array(part, { maxLength: 4 }) }),
   "tool/call": shape({ id: fc.string(), name: fc.string(), args, resumed: fc.boolean() }),
@@ -106,6 +109,11 @@ const PAYLOADS: Record<string, fc.Arbitrary<unknown>> = {
     reason: fc.string(),
   }),
   "policy/updated": shape({ allow: fc.array(fc.oneof(fc.string(), anyJson), { maxLength: 3 }) }),
+  "input/queued": shape({
+    kind: fc.constantFrom("message", "steer", "other"),
+    content,
+    wake: fc.boolean(),
+  }),
 };
 
 Deno.test("every built-in type but session/forked has a fast check, and a generator here", () => {

@@ -120,18 +120,42 @@ export const StepEnd: EmitEvent<{ usage: Usage; finish_reason: string }> = durab
   z.looseObject({ usage, finish_reason: z.string() }),
 );
 
+const queuedSeq = z.number().int().positive().optional();
+
 /** `user/message`: model-visible user input. */
-export const UserMessage: EmitEvent<{ content: Content }> = durable(
-  "user/message",
-  "User input; projected as a user message.",
-  z.looseObject({ content }),
-);
+export const UserMessage: EmitEvent<{ content: Content; queued_seq?: number | undefined }> =
+  durable(
+    "user/message",
+    "User input; projected as a user message. `queued_seq` names the `input/queued` it claims, when it was queued durably.",
+    z.looseObject({ content, queued_seq: queuedSeq }),
+  );
 
 /** `context/injected`: model-visible context injected between steps (steers, reminders). */
-export const ContextInjected: EmitEvent<{ content: Content }> = durable(
-  "context/injected",
-  "Context injected at a step boundary; projected as a user message.",
-  z.looseObject({ content }),
+export const ContextInjected: EmitEvent<{ content: Content; queued_seq?: number | undefined }> =
+  durable(
+    "context/injected",
+    "Context injected at a step boundary; projected as a user message. `queued_seq` names the `input/queued` it claims, when it was queued durably.",
+    z.looseObject({ content, queued_seq: queuedSeq }),
+  );
+
+/** Payload of {@linkcode InputQueued}. */
+export interface InputQueuedPayload {
+  /** `message` (claimed as `user/message`) or `steer` (claimed as `context/injected`). */
+  readonly kind: "message" | "steer";
+  readonly content: Content;
+  /** Whether it wakes an idle agent (always true for a message). */
+  readonly wake: boolean;
+}
+
+/**
+ * `input/queued`: an acknowledged `message` or `steer` made durable before a step claims it. Never projected; the
+ * claiming `user/message` / `context/injected` carries its seq as `queued_seq`, and input no event claims is queued
+ * again when the agent is next made resident (after a restart or an eviction).
+ */
+export const InputQueued: EmitEvent<InputQueuedPayload> = durable(
+  "input/queued",
+  "An acknowledged message or steer, durable before a step claims it; never model-visible. The claiming user/message or context/injected carries its seq as queued_seq.",
+  z.looseObject({ kind: z.enum(["message", "steer"]), content, wake: z.boolean() }),
 );
 
 /** `assistant/chunk`: a streamed delta (never projected; only the concatenation is contractual). */
@@ -240,6 +264,7 @@ export const SESSION_EVENT_TYPES: readonly EmitEvent<unknown>[] = Object.freeze(
   ApprovalRequested,
   ApprovalResolved,
   PolicyUpdated,
+  InputQueued,
 ] as EmitEvent<unknown>[]);
 
 /** The envelope schema (`session/event` payload). */

@@ -20,6 +20,8 @@ export {
   AssistantMessage,
   type Content,
   ContextInjected,
+  InputQueued,
+  type InputQueuedPayload,
   InvariantViolated,
   type InvariantViolatedPayload,
   PolicyUpdated,

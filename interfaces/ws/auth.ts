@@ -62,12 +62,29 @@ export class TokenGate {
 
   /** The grant whose token is `token` when it is granted `agentId`, else `undefined`. */
   authorize(token: string | undefined, agentId: string): TokenGrant | undefined {
+    const found = this.#find(token);
+    return found !== undefined && found.agents.test(agentId) ? found.grant : undefined;
+  }
+
+  /**
+   * The grant whose token is `token` (compared as `authorize` does) and a test of the agent ids it is granted, or
+   * `undefined`: for requests that name no single agent (`GET /v1/agents`).
+   */
+  grantOf(
+    token: string | undefined,
+  ): { readonly grant: TokenGrant; granted(agentId: string): boolean } | undefined {
+    const found = this.#find(token);
+    if (found === undefined) return undefined;
+    return { grant: found.grant, granted: (agentId) => found.agents.test(agentId) };
+  }
+
+  #find(token: string | undefined): Entry | undefined {
     const presented = digest(token ?? "");
     let found: Entry | undefined;
     for (const entry of this.#entries) {
       if (timingSafeEqual(presented, entry.digest) && token !== undefined) found ??= entry;
     }
-    return found !== undefined && found.agents.test(agentId) ? found.grant : undefined;
+    return found;
   }
 
   /** True while `grant` (by its token) is still configured and granted `agentId`. */

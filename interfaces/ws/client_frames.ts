@@ -44,7 +44,8 @@ export type ClientFrame =
     readonly type: "compact";
     readonly ref: FrameRef | null;
     readonly instructions: string | undefined;
-  };
+  }
+  | { readonly type: "dispose"; readonly ref: FrameRef | null };
 
 /** The error codes of the protocol (docs/protocol.md §5, "Errors"). */
 export type ErrorCode =
@@ -60,6 +61,9 @@ export type ErrorCode =
   | "already_resolved"
   | "cannot_remember"
   | "log_unreadable"
+  | "agent_busy"
+  | "unavailable"
+  | "quota_exceeded"
   | "internal";
 
 /** A refused frame: the answer the client gets. */
@@ -79,6 +83,7 @@ export const CLIENT_FRAME_TYPES: readonly ClientFrame["type"][] = Object.freeze(
   "approve",
   "set_persona",
   "compact",
+  "dispose",
 ]);
 
 /** Most allow-list patterns one `set_policy` may carry. */
@@ -103,6 +108,7 @@ const FIELDS: Readonly<Record<ClientFrame["type"], readonly string[]>> = {
   approve: ["type", "ref", "request_id", "decision", "reason", "remember"],
   set_persona: ["type", "ref", "content", "replace"],
   compact: ["type", "ref", "instructions"],
+  dispose: ["type", "ref"],
 };
 
 class Refused extends Error {
@@ -262,6 +268,8 @@ function readFrame(
       }
       return { type: kind, ref, instructions };
     }
+    case "dispose":
+      return { type: kind, ref };
   }
 }
 

@@ -35,6 +35,10 @@ export interface WsConfig {
   readonly max_frame_bytes: number;
   readonly frame_rate: number;
   readonly max_connections: number;
+  readonly max_connections_per_token: number;
+  readonly max_connections_per_agent: number;
+  readonly max_agents_per_token: number;
+  readonly agents_window_seconds: number;
 }
 
 /** The config as a row may write it (everything defaulted). */
@@ -54,6 +58,10 @@ export interface WsConfigInput {
   readonly max_frame_bytes?: number;
   readonly frame_rate?: number;
   readonly max_connections?: number;
+  readonly max_connections_per_token?: number;
+  readonly max_connections_per_agent?: number;
+  readonly max_agents_per_token?: number;
+  readonly agents_window_seconds?: number;
 }
 
 /** The largest frame Deno's WebSocket accepts at all; `max_frame_bytes` may not exceed it. */
@@ -117,6 +125,20 @@ const schema: z.ZodType<WsConfig, WsConfigInput> = z.strictObject({
   ),
   max_connections: z.number().int().min(1).default(1024).describe(
     "Open connections across the server; a further upgrade gets 503",
+  ),
+  max_connections_per_token: z.number().int().min(1).default(256).describe(
+    "Open connections (closing ones included) one token may hold; a further upgrade with it gets 429, so one " +
+      "tenant cannot take every slot",
+  ),
+  max_connections_per_agent: z.number().int().min(1).default(8).describe(
+    "Open connections (superseded ones still closing included) to one agent; a further upgrade gets 429",
+  ),
+  max_agents_per_token: z.number().int().min(1).default(1000).describe(
+    "New agents (durable sessions) one token may create per agents_window_seconds; one more is refused with " +
+      "the frame error quota_exceeded (retryable). Existing agents are not counted",
+  ),
+  agents_window_seconds: z.number().int().min(1).max(31_536_000).default(3600).describe(
+    "The window max_agents_per_token counts in",
   ),
 }) as unknown as z.ZodType<WsConfig, WsConfigInput>;
 

@@ -243,13 +243,13 @@ export class Connection {
         return await this.#call(
           frame.ref,
           "queue the message",
-          () => this.#link.message(frame.content),
+          (durable) => this.#link.message(frame.content, { durable }),
         );
       case "steer":
         return await this.#call(
           frame.ref,
           "queue the steer",
-          () => this.#link.steer(frame.content, { wake: frame.wake }),
+          (durable) => this.#link.steer(frame.content, { wake: frame.wake, durable }),
         );
       case "cancel":
         return await this.#call(
@@ -259,6 +259,7 @@ export class Connection {
         );
       case "set_policy":
         return await this.#call(frame.ref, "set the policy", async () => {
+          await this.#link.ready();
           await this.#host.sessions.append(this.sessionId, {
             type: "policy/updated",
             payload: { allow: frame.allow },
@@ -266,6 +267,7 @@ export class Connection {
         });
       case "set_persona":
         return await this.#call(frame.ref, "amend the persona", async () => {
+          await this.#link.ready();
           await amendPersona(this.#host.sessions, this.sessionId, {
             text: frame.content,
             replace: frame.replace,
@@ -288,6 +290,8 @@ export class Connection {
       }
       case "approve":
         return await this.#approve(frame);
+      case "dispose":
+        return await this.#call(frame.ref, "dispose the agent", () => this.#link.dispose());
     }
   }
 
@@ -324,17 +328,32 @@ export class Connection {
     this.#ack(frame.ref);
   }
 
-  async #call(ref: FrameRef | null, what: string, run: () => Promise<void>): Promise<void> {
+  /**
+   * Runs a verb and answers it: an ack once it succeeded, or once it calls `durable` (then before anything it
+   * causes can be logged), else an error frame.
+   */
+  async #call(
+    ref: FrameRef | null,
+    what: string,
+    run: (durable: () => void) => Promise<void>,
+  ): Promise<void> {
+    let acked = false;
+    const durable = (): void => {
+      if (acked) return;
+      acked = true;
+      this.#ack(ref);
+    };
     try {
-      await run();
+      await run(durable);
     } catch (error) {
+      if (acked) return;
       return this.#refuse({
         ref,
-        code: "internal",
+        code: frameCodeOf(error),
         message: `Cannot ${what}: ${error instanceof Error ? error.message : String(error)}`,
       });
     }
-    this.#ack(ref);
+    durable();
   }
 
   async #subscribe(ref: FrameRef | null, from: number): Promise<void> {
@@ -584,5 +603,19 @@ export class Connection {
     this.#stopTail();
     this.#abort.abort();
     this.#host.closed(this);
+  }
+}
+
+/** The frame error code for a failed verb: retryable refusals keep their meaning on the wire. */
+function frameCodeOf(error: unknown): ErrorCode {
+  switch ((error as { code?: unknown })?.code) {
+    case "AgentsBusy":
+      return "unavailable";
+    case "AgentBusy":
+      return "agent_busy";
+    case "QuotaExceeded":
+      return "quota_exceeded";
+    default:
+      return "internal";
   }
 }

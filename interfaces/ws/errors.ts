@@ -15,6 +15,8 @@ import { CORE_ERRORS, type CoreErrorCode } from "@terret/core";
 export const WS_ERROR_CODES = {
   ApprovalsDisabled: "An approval answer reached a server with no approvals row enabled",
   NoToken: "The socket was started with no token configured",
+  QuotaExceeded:
+    "A token asked for more new agents or connections than its quota allows (retryable)",
   TokenFileExposed: "The token file is readable by other users",
   TokenFileInvalid: "The token file cannot be read as a token",
   TokenInvalid: "A configured token is not 16 to 512 characters from the allowed set",

@@ -30,13 +30,24 @@
  */
 export { WS_ERROR_CODES, WS_ERRORS, type WsErrorCode } from "./errors.ts";
 export {
+  type AgentFigures,
   type AgentGateway,
   type AgentLink,
   agentsGateway,
+  type AgentState,
+  type GatewayOpenOptions,
   type GatewaySignal,
   type LinkAnswer,
+  type MessageOptions,
   type SteerOptions,
 } from "./agent_gateway.ts";
+export {
+  type AgentPage,
+  type AgentSummary,
+  describeAgent,
+  listAgents,
+  MAX_PAGE,
+} from "./agent_directory.ts";
 export {
   DENO_MAX_FRAME_BYTES,
   TOKEN_PATTERN,

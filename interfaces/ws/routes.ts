@@ -11,19 +11,25 @@ export const AGENT_ID_PATTERN: RegExp = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 export type Route =
   | { readonly kind: "health" }
   | { readonly kind: "stream"; readonly agentId: string }
+  | { readonly kind: "agents" }
+  | { readonly kind: "agent"; readonly agentId: string }
   | { readonly kind: "bad_agent_id" }
   | { readonly kind: "not_found" };
 
 const STREAM = /^\/v1\/agents\/([^/]*)\/stream$/;
+const AGENT = /^\/v1\/agents\/([^/]*)$/;
 
 /** Routes a request (`GET` only; anything else is not found). */
 export function route(method: string, pathname: string): Route {
   if (method !== "GET") return { kind: "not_found" };
   if (pathname === "/healthz") return { kind: "health" };
-  const match = STREAM.exec(pathname);
+  if (pathname === "/v1/agents") return { kind: "agents" };
+  const stream = STREAM.exec(pathname);
+  const match = stream ?? AGENT.exec(pathname);
   if (match === null) return { kind: "not_found" };
   const agentId = match[1]!;
-  return AGENT_ID_PATTERN.test(agentId) ? { kind: "stream", agentId } : { kind: "bad_agent_id" };
+  if (!AGENT_ID_PATTERN.test(agentId)) return { kind: "bad_agent_id" };
+  return stream === null ? { kind: "agent", agentId } : { kind: "stream", agentId };
 }
 
 /** A plain-text answer. */
@@ -38,10 +44,22 @@ export function textResponse(
   });
 }
 
-/** `200 {"status":"ok"}`. */
-export function healthResponse(): Response {
-  return new Response('{"status":"ok"}', {
-    status: 200,
+/**
+ * `200 {"status":"ok"}`, or `503 {"status":"saturated","saturated":[…]}` naming what is full: `connections` (the
+ * server's connection cap) and/or `agents` (every resident agent busy at the cap).
+ */
+export function healthResponse(saturated: readonly string[] = []): Response {
+  const ok = saturated.length === 0;
+  return new Response(
+    ok ? '{"status":"ok"}' : JSON.stringify({ status: "saturated", saturated }),
+    { status: ok ? 200 : 503, headers: { "content-type": "application/json" } },
+  );
+}
+
+/** A JSON answer. */
+export function jsonResponse(status: number, body: unknown): Response {
+  return new Response(JSON.stringify(body), {
+    status,
     headers: { "content-type": "application/json" },
   });
 }

@@ -74,7 +74,11 @@ export class WsInterface extends Service<WsConfig> implements WsService {
     this.#server = await WsServer.start({
       ctx: this.ctx,
       sessions: this.ctx.get(SessionsKey),
-      agents: agentsGateway(this.ctx.get(AgentsKey), () => this.ctx.maybe(ApprovalsKey)),
+      agents: agentsGateway(
+        this.ctx.get(AgentsKey),
+        this.ctx.get(SessionsKey),
+        () => this.ctx.maybe(ApprovalsKey),
+      ),
       config: { ...this.config, tokens: grants },
       logger: this.ctx.logger,
     });

@@ -59,6 +59,10 @@ Deno.test("wsConfig fills every default and refuses a malformed token", () => {
     max_frame_bytes: 1024 * 1024,
     frame_rate: 100,
     max_connections: 1024,
+    max_connections_per_token: 256,
+    max_connections_per_agent: 8,
+    max_agents_per_token: 1000,
+    agents_window_seconds: 3600,
   });
   const bad = wsConfig.safeParse({ tokens: [{ token: "short", agents: ["*"] }] });
   assert.equal(bad.success, false);
@@ -195,7 +199,11 @@ Deno.test("WsServer.start() on an address in use rejects and leaves no listener 
     WsServer.start({
       ctx,
       sessions,
-      agents: { open: () => Promise.reject(new Error("unused")) },
+      agents: {
+        open: () => Promise.reject(new Error("unused")),
+        state: () => ({ status: "idle", resident: false }),
+        figures: () => ({ resident: 0, busy: 0, max: 1 }),
+      },
       config: wsConfig.parse({
         port: taken.addr.port,
         tokens: [{ token: TOKEN_A, agents: ["*"] }],

@@ -13,7 +13,15 @@ import { presentedToken, SUBPROTOCOL, TokenGate } from "./auth.ts";
 import type { WsConfig } from "./config.ts";
 import { CLOSE, Connection, type ConnectionHost, type EventFrame } from "./connection.ts";
 import { ReplayScheduler } from "./_replay_scheduler.ts";
-import { healthResponse, route, textResponse, unauthorizedResponse } from "./routes.ts";
+import { Quotas } from "./_quotas.ts";
+import { describeAgent, listAgents, MAX_PAGE } from "./agent_directory.ts";
+import {
+  healthResponse,
+  jsonResponse,
+  route,
+  textResponse,
+  unauthorizedResponse,
+} from "./routes.ts";
 
 /** Options for {@linkcode WsServer.start}. */
 export interface WsServerOptions {
@@ -58,6 +66,9 @@ export interface WsStats {
   readonly superseded: number;
 }
 
+/** `retry-after` on refusals that pass once load falls. */
+const RETRY: Readonly<Record<string, string>> = Object.freeze({ "retry-after": "1" });
+
 /** How long `close` waits for clients to answer the shutdown close before the listener is torn down. */
 const SHUTDOWN_GRACE_MS = 1000;
 
@@ -78,6 +89,8 @@ const SHUTDOWN_GRACE_MS = 1000;
  */
 export class WsServer implements AsyncDisposable {
   readonly #agents: AgentGateway;
+  readonly #sessions: Sessions;
+  readonly #quotas: Quotas;
   readonly #logger: Logger | undefined;
   readonly #now: () => number;
   readonly #replays: ReplayScheduler;
@@ -100,8 +113,10 @@ export class WsServer implements AsyncDisposable {
 
   private constructor(options: WsServerOptions) {
     this.#agents = options.agents;
+    this.#sessions = options.sessions;
     this.#logger = options.logger;
     this.#now = options.now ?? (() => performance.now());
+    this.#quotas = new Quotas(() => this.#config, this.#now);
     this.#config = options.config;
     this.#gate = new TokenGate(options.config.tokens);
     const currentConfig = (): WsConfig => this.#config;
@@ -136,7 +151,9 @@ export class WsServer implements AsyncDisposable {
         });
       },
       closed: (connection) => {
-        this.#connections.delete(connection);
+        if (this.#connections.delete(connection)) {
+          this.#quotas.release(connection.grant.token, connection.agentId);
+        }
         this.#forgetAgent(connection);
       },
     };
@@ -278,14 +295,19 @@ export class WsServer implements AsyncDisposable {
   }
 
   async #handle(request: Request): Promise<Response> {
-    const target = route(request.method, new URL(request.url).pathname);
+    const url = new URL(request.url);
+    const target = route(request.method, url.pathname);
     switch (target.kind) {
       case "health":
-        return healthResponse();
+        return healthResponse(this.#saturation());
       case "not_found":
         return textResponse(404, "not found");
       case "bad_agent_id":
         return textResponse(400, "invalid agent id");
+      case "agents":
+        return await this.#list(request, url);
+      case "agent":
+        return await this.#describe(request, target.agentId);
     }
     const { agentId } = target;
     const presented = presentedToken(request.headers);
@@ -296,44 +318,105 @@ export class WsServer implements AsyncDisposable {
     }
     if (this.#closing !== undefined) return textResponse(503, "server shutting down");
     if (this.#connections.size + this.#pending >= this.#config.max_connections) {
-      return textResponse(503, "too many connections");
+      return textResponse(503, "too many connections", RETRY);
     }
-    this.#pending++;
-    let link: AgentLink;
-    try {
-      link = await this.#agents.open(agentId, { signal: this.#stopping.signal });
-    } catch (error) {
-      const code = (error as { code?: unknown })?.code;
-      this.#logger?.log("warn", "The socket could not resolve an agent", {
-        agent_id: agentId,
-        error,
-      });
+    const refused = this.#quotas.admit(grant.token, agentId);
+    if (refused !== undefined) {
       return textResponse(
-        503,
-        `agent unavailable: ${typeof code === "string" ? code : "internal error"}`,
+        429,
+        refused === "token"
+          ? "too many connections for this token"
+          : "too many connections to this agent",
+        RETRY,
       );
+    }
+    let admitted = false;
+    this.#pending++;
+    try {
+      let link: AgentLink;
+      try {
+        link = await this.#agents.open(agentId, {
+          signal: this.#stopping.signal,
+          admit: () => this.#quotas.admitSession(grant.token, agentId),
+        });
+      } catch (error) {
+        const code = (error as { code?: unknown })?.code;
+        this.#logger?.log("warn", "The socket could not resolve an agent", {
+          agent_id: agentId,
+          error,
+        });
+        return textResponse(
+          503,
+          `agent unavailable: ${typeof code === "string" ? code : "internal error"}`,
+          code === "AgentsBusy" ? RETRY : {},
+        );
+      }
+      if (this.#closing !== undefined) return textResponse(503, "server shutting down");
+      let upgraded: Deno.WebSocketUpgrade;
+      try {
+        upgraded = Deno.upgradeWebSocket(request, {
+          idleTimeout: this.#config.heartbeat_seconds,
+          ...(presented?.viaSubprotocol === true ? { protocol: SUBPROTOCOL } : {}),
+        });
+      } catch {
+        return textResponse(400, "bad websocket handshake");
+      }
+      const connection = new Connection(upgraded.socket, link, grant, this.#host, this.#now);
+      this.#connections.add(connection);
+      admitted = true;
+      const previous = this.#byAgent.get(agentId);
+      this.#byAgent.set(agentId, connection);
+      if (previous !== undefined && previous !== connection) {
+        this.#superseded++;
+        previous.close(CLOSE.superseded, "superseded");
+      }
+      return upgraded.response;
     } finally {
       this.#pending--;
+      if (!admitted) this.#quotas.release(grant.token, agentId);
     }
-    if (this.#closing !== undefined) return textResponse(503, "server shutting down");
-    let upgraded: Deno.WebSocketUpgrade;
-    try {
-      upgraded = Deno.upgradeWebSocket(request, {
-        idleTimeout: this.#config.heartbeat_seconds,
-        ...(presented?.viaSubprotocol === true ? { protocol: SUBPROTOCOL } : {}),
-      });
-    } catch {
-      return textResponse(400, "bad websocket handshake");
+  }
+
+  /** What is full, for `/healthz`: the connection cap, and every resident agent busy at the agents' cap. */
+  #saturation(): string[] {
+    const saturated: string[] = [];
+    if (this.#connections.size + this.#pending >= this.#config.max_connections) {
+      saturated.push("connections");
     }
-    const connection = new Connection(upgraded.socket, link, grant, this.#host, this.#now);
-    this.#connections.add(connection);
-    const previous = this.#byAgent.get(agentId);
-    this.#byAgent.set(agentId, connection);
-    if (previous !== undefined && previous !== connection) {
-      this.#superseded++;
-      previous.close(CLOSE.superseded, "superseded");
+    const agents = this.#agents.figures();
+    if (agents.resident >= agents.max && agents.busy >= agents.resident) saturated.push("agents");
+    return saturated;
+  }
+
+  /** `GET /v1/agents?after=<id>&limit=<n>`: the agents the token is granted, paged by id. */
+  async #list(request: Request, url: URL): Promise<Response> {
+    const found = this.#gate.grantOf(presentedToken(request.headers)?.token);
+    if (found === undefined) return unauthorizedResponse();
+    const after = url.searchParams.get("after") ?? undefined;
+    const rawLimit = url.searchParams.get("limit");
+    const limit = rawLimit === null ? undefined : Number(rawLimit);
+    if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 1 && limit <= MAX_PAGE)) {
+      return textResponse(400, `invalid limit: it must be an integer from 1 to ${MAX_PAGE}`);
     }
-    return upgraded.response;
+    const page = await listAgents(
+      this.#sessions,
+      this.#agents,
+      found.granted,
+      { after, limit },
+      { signal: this.#stopping.signal },
+    );
+    return jsonResponse(200, page);
+  }
+
+  /** `GET /v1/agents/{id}`: one granted agent, 404 when it has no session (401 when not granted). */
+  async #describe(request: Request, agentId: string): Promise<Response> {
+    if (this.#gate.authorize(presentedToken(request.headers)?.token, agentId) === undefined) {
+      return unauthorizedResponse();
+    }
+    const summary = await describeAgent(this.#sessions, this.#agents, agentId, {
+      signal: this.#stopping.signal,
+    });
+    return summary === undefined ? textResponse(404, "no such agent") : jsonResponse(200, summary);
   }
 
   #forgetAgent(connection: Connection): void {

@@ -194,10 +194,11 @@ Deno.test("an agent whose entire roster comes from a stdio MCP server runs a tur
         "policy). Do not call it again; use a tool you are allowed to use or continue without it.";
       assert.deepStrictEqual(received.map(summary), [
         [1, "session/created"],
-        [2, "turn/start"],
-        [3, "step/start", 1],
-        [4, "user/message", "Echo a greeting, then crash the server."],
-        [5, "assistant/message", [
+        [2, "input/queued"],
+        [3, "turn/start"],
+        [4, "step/start", 1],
+        [5, "user/message", "Echo a greeting, then crash the server."],
+        [6, "assistant/message", [
           {
             type: "tool_call",
             id: "call_echo",
@@ -206,19 +207,19 @@ Deno.test("an agent whose entire roster comes from a stdio MCP server runs a tur
           },
           { type: "tool_call", id: "call_crash", name: "mcp__scripted__crash", args: {} },
         ]],
-        [6, "tool/call", "call_echo", "mcp__scripted__echo", { text: "hello over MCP" }],
-        [7, "tool/result", "call_echo", "mcp__scripted__echo", false, "hello over MCP"],
-        [8, "tool/call", "call_crash", "mcp__scripted__crash", {}],
-        [9, "tool/result", "call_crash", "mcp__scripted__crash", true, denial],
-        [10, "step/end", 1],
-        [11, "step/start", 2],
-        [12, "assistant/chunk", "The server echoed: hello over MCP. I may not crash it."],
-        [13, "assistant/message", [{
+        [7, "tool/call", "call_echo", "mcp__scripted__echo", { text: "hello over MCP" }],
+        [8, "tool/result", "call_echo", "mcp__scripted__echo", false, "hello over MCP"],
+        [9, "tool/call", "call_crash", "mcp__scripted__crash", {}],
+        [10, "tool/result", "call_crash", "mcp__scripted__crash", true, denial],
+        [11, "step/end", 1],
+        [12, "step/start", 2],
+        [13, "assistant/chunk", "The server echoed: hello over MCP. I may not crash it."],
+        [14, "assistant/message", [{
           type: "text",
           text: "The server echoed: hello over MCP. I may not crash it.",
         }]],
-        [14, "step/end", 2],
-        [15, "turn/end", "completed"],
+        [15, "step/end", 2],
+        [16, "turn/end", "completed"],
       ]);
       // Every field of every frame: exactly the stored log, and the golden file.
       assert.deepStrictEqual(

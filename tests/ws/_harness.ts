@@ -15,8 +15,10 @@ import {
 import { type AppendInput, type Content, SqliteSessionStore } from "@terret/core/sessions";
 import { type SessionEvent, SessionLog } from "@terret/core";
 import {
+  type AgentFigures,
   type AgentGateway,
   type AgentLink,
+  type AgentState,
   wsConfig,
   type WsConfigInput,
   WsServer,
@@ -38,7 +40,8 @@ export type GatewayCall =
     readonly content: Content;
     readonly wake: boolean;
   }
-  | { readonly verb: "cancel"; readonly agent_id: string; readonly reason: string | null };
+  | { readonly verb: "cancel"; readonly agent_id: string; readonly reason: string | null }
+  | { readonly verb: "dispose"; readonly agent_id: string };
 
 /**
  * A gateway that records every call and keeps one session per agent (the session id is the agent id, created on
@@ -81,7 +84,22 @@ export class RecordingAgents implements AgentGateway {
         calls.push({ verb: "cancel", agent_id: agentId, reason: reason ?? null });
         return Promise.resolve();
       },
+      ready() {
+        return Promise.resolve();
+      },
+      dispose() {
+        calls.push({ verb: "dispose", agent_id: agentId });
+        return Promise.resolve();
+      },
     };
+  }
+
+  state(): AgentState {
+    return { status: "idle", resident: false };
+  }
+
+  figures(): AgentFigures {
+    return { resident: 0, busy: 0, max: 128 };
   }
 }
 

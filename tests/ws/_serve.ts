@@ -15,6 +15,8 @@ const MAIN = fileURLToPath(new URL("../../interfaces/cli/main.ts", import.meta.u
 export interface Served {
   /** The socket's port, read from what serve printed. */
   readonly port: number;
+  /** The serving process's id. */
+  readonly pid: number;
   /** stdout lines so far. */
   readonly lines: string[];
   /** Sends SIGTERM and resolves with the exit code, stdout lines and stderr once it has exited. */
@@ -78,6 +80,7 @@ export async function serve(
   const port = Number(/ws:\/\/127\.0\.0\.1:(\d+)\//.exec(out)![1]);
   return {
     port,
+    pid: child.pid,
     lines: out.split("\n"),
     async stop() {
       child.kill("SIGTERM");

@@ -57,21 +57,22 @@ Deno.test("the no-key demo: a recorded tool-using turn served and watched by the
       "What is on my list? It is in /tmp/terret-demo/notes.txt.",
     ]);
     assert.deepStrictEqual(lines, [
-      "-- connected to demo (session demo, head 1)",
+      "-- connected to demo (session demo, head 0)",
       `#1 session/created   ${createdMeta()}`,
-      '#2 turn/start        {"agent_id":"demo"}',
-      '#3 step/start        {"step":1}',
-      "#4 user/message      What is on my list? It is in /tmp/terret-demo/notes.txt.",
-      `#5 assistant/chunk   "I'll read your notes."`,
-      `#6 assistant/message I'll read your notes. Read({"file_path":"/tmp/terret-demo/notes.txt"})`,
-      '#7 tool/call         Read({"file_path":"/tmp/terret-demo/notes.txt"})',
-      `#8 tool/result       Read: ${JSON.stringify(numbered)}`,
-      '#9 step/end          tool_calls, {"input_tokens":912,"output_tokens":41,"cached_tokens":0,"cost":0.003351}',
-      '#10 step/start        {"step":2}',
-      '#11 assistant/chunk   "Your list has two items: buy milk, and call the plumber."',
-      "#12 assistant/message Your list has two items: buy milk, and call the plumber.",
-      '#13 step/end          stop, {"input_tokens":987,"output_tokens":17,"cached_tokens":912,"cost":0.003216}',
-      "#14 turn/end          completed",
+      '#2 input/queued      {"kind":"message","content":"What is on my list? It is in /tmp/terret-demo/notes.txt.","wake":true}',
+      '#3 turn/start        {"agent_id":"demo"}',
+      '#4 step/start        {"step":1}',
+      "#5 user/message      What is on my list? It is in /tmp/terret-demo/notes.txt.",
+      `#6 assistant/chunk   "I'll read your notes."`,
+      `#7 assistant/message I'll read your notes. Read({"file_path":"/tmp/terret-demo/notes.txt"})`,
+      '#8 tool/call         Read({"file_path":"/tmp/terret-demo/notes.txt"})',
+      `#9 tool/result       Read: ${JSON.stringify(numbered)}`,
+      '#10 step/end          tool_calls, {"input_tokens":912,"output_tokens":41,"cached_tokens":0,"cost":0.003351}',
+      '#11 step/start        {"step":2}',
+      '#12 assistant/chunk   "Your list has two items: buy milk, and call the plumber."',
+      "#13 assistant/message Your list has two items: buy milk, and call the plumber.",
+      '#14 step/end          stop, {"input_tokens":987,"output_tokens":17,"cached_tokens":912,"cost":0.003216}',
+      "#15 turn/end          completed",
       "",
     ]);
     // Reconnecting from a seq: only what follows, and a second turn for a second message.
@@ -79,20 +80,21 @@ Deno.test("the no-key demo: a recorded tool-using turn served and watched by the
       "--url",
       url,
       "--from",
-      "12",
+      "13",
       "demo",
       "And again?",
     ]);
     assert.deepStrictEqual(again, [
-      "-- connected to demo (session demo, head 14)",
-      "#12 assistant/message Your list has two items: buy milk, and call the plumber.",
-      '#13 step/end          stop, {"input_tokens":987,"output_tokens":17,"cached_tokens":912,"cost":0.003216}',
-      "#14 turn/end          completed",
-      '#15 turn/start        {"agent_id":"demo"}',
-      '#16 step/start        {"step":1}',
-      "#17 user/message      And again?",
-      ...lines.slice(5, 14).map((line, i) => line.replace(/^#\d+ /, `#${18 + i} `)),
-      "#27 turn/end          completed",
+      "-- connected to demo (session demo, head 15)",
+      "#13 assistant/message Your list has two items: buy milk, and call the plumber.",
+      '#14 step/end          stop, {"input_tokens":987,"output_tokens":17,"cached_tokens":912,"cost":0.003216}',
+      "#15 turn/end          completed",
+      '#16 input/queued      {"kind":"message","content":"And again?","wake":true}',
+      '#17 turn/start        {"agent_id":"demo"}',
+      '#18 step/start        {"step":1}',
+      "#19 user/message      And again?",
+      ...lines.slice(6, 15).map((line, i) => line.replace(/^#\d+ /, `#${20 + i} `)),
+      "#29 turn/end          completed",
       "",
     ]);
   } finally {
@@ -155,11 +157,11 @@ Deno.test("the example orchestrator reconnects after a restart and subscribes fr
       `the orchestrator to print ${JSON.stringify(text)}`,
     );
   try {
-    await until("#14 turn/end          completed\n");
+    await until("#15 turn/end          completed\n");
     await served.stop();
     await until("-- connection lost; reconnecting in ");
     served = await serve(tree.dir, patches);
-    await until("(session demo, head 14)\n");
+    await until("(session demo, head 15)\n");
   } finally {
     await served.stop();
     child.kill("SIGTERM");
@@ -169,21 +171,21 @@ Deno.test("the example orchestrator reconnects after a restart and subscribes fr
     if (!existed) await Deno.remove(NOTES_DIR, { recursive: true });
   }
   const lines = out.split("\n");
-  assert.equal(lines[0], "-- connected to demo (session demo, head 1)");
-  assert.equal(lines[14], "#14 turn/end          completed");
-  // While the server was down: reconnect attempts, each from seq 15; then a connection that replays nothing
+  assert.equal(lines[0], "-- connected to demo (session demo, head 0)");
+  assert.equal(lines[15], "#15 turn/end          completed");
+  // While the server was down: reconnect attempts, each from seq 16; then a connection that replays nothing
   // the client already has.
-  const between = lines.slice(15, -2);
+  const between = lines.slice(16, -2);
   assert.ok(between.length >= 1, out);
   for (const line of between) {
     assert.match(
       line,
       new RegExp(
-        `^(-- connection lost; reconnecting in \\d+ ms from seq 15|-- cannot connect to ws://127\\.0\\.0\\.1:${port}/v1/agents/demo/stream)$`,
+        `^(-- connection lost; reconnecting in \\d+ ms from seq 16|-- cannot connect to ws://127\\.0\\.0\\.1:${port}/v1/agents/demo/stream)$`,
       ),
     );
   }
-  assert.deepStrictEqual(lines.slice(-2), ["-- connected to demo (session demo, head 14)", ""]);
+  assert.deepStrictEqual(lines.slice(-2), ["-- connected to demo (session demo, head 15)", ""]);
 });
 
 /** The demo session's `session/created` payload as the orchestrator prints it (cut at 160 characters). */

@@ -10,7 +10,8 @@ import { eventFrame, startHarness, TOKEN } from "./_harness.ts";
 
 const SUBSCRIBE = 'Cannot read the "subscribe" frame';
 const MESSAGE = 'Cannot read the "message" frame';
-const TYPES = "subscribe, message, steer, cancel, set_policy, approve, set_persona, compact";
+const TYPES =
+  "subscribe, message, steer, cancel, set_policy, approve, set_persona, compact, dispose";
 
 function error(ref: unknown, code: string, message: string): Record<string, unknown> {
   return { type: "error", ref, code, message };

@@ -69,7 +69,7 @@ Deno.test("GET /healthz answers 200 without auth; any other path 404", async () 
   assert.equal(health.status, 200);
   assert.equal(health.headers.get("content-type"), "application/json");
   assert.equal(await health.text(), '{"status":"ok"}');
-  for (const path of ["/", "/v1/agents/a1", "/v1/agents/a1/stream/x", "/v1/agents/a/b/stream"]) {
+  for (const path of ["/", "/v1/agent", "/v1/agents/a1/stream/x", "/v1/agents/a/b/stream"]) {
     const response = await fetch(`http://127.0.0.1:${h.port}${path}`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     });

@@ -34,10 +34,14 @@ Deno.test("500 connections replaying from seq 1 and never reading: another tenan
       Promise.resolve({
         agentId,
         sessionId: agentId.startsWith("hostile-") ? "big" : "calm",
+        ready: () => Promise.resolve(),
         message: () => Promise.resolve(),
         steer: () => Promise.resolve(),
         cancel: () => Promise.resolve(),
+        dispose: () => Promise.resolve(),
       }),
+    state: () => ({ status: "idle", resident: false }),
+    figures: () => ({ resident: 0, busy: 0, max: 128 }),
   };
   const server = await WsServer.start({
     sessions,

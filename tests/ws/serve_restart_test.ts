@@ -68,6 +68,7 @@ Deno.test("restarting trt serve on the same store: the session replays byte for 
     ),
     [
       "session/created",
+      "input/queued",
       "turn/start",
       "step/start",
       "user/message",
@@ -104,13 +105,14 @@ Deno.test("restarting trt serve on the same store: the session replays byte for 
     assert.deepStrictEqual(
       events.map((event) => [event.seq, event.type]),
       [
-        [9, "turn/start"],
-        [10, "step/start"],
-        [11, "user/message"],
-        [12, "assistant/chunk"],
-        [13, "assistant/message"],
-        [14, "step/end"],
-        [15, "turn/end"],
+        [10, "input/queued"],
+        [11, "turn/start"],
+        [12, "step/start"],
+        [13, "user/message"],
+        [14, "assistant/chunk"],
+        [15, "assistant/message"],
+        [16, "step/end"],
+        [17, "turn/end"],
       ],
     );
     assert.deepStrictEqual(events.at(-1)!.payload, { status: "completed" });

@@ -329,7 +329,7 @@ Deno.test("a secret scrubbed at the append boundary appears in no frame", async 
     ref: "r",
     code: "unknown_type",
     message:
-      'Cannot read the frame: unknown type "[REDACTED]" (expected one of subscribe, message, steer, cancel, set_policy, approve, set_persona, compact)',
+      'Cannot read the frame: unknown type "[REDACTED]" (expected one of subscribe, message, steer, cancel, set_policy, approve, set_persona, compact, dispose)',
   });
   const raw = JSON.stringify([...client.frames]);
   assert.equal(raw.includes(secret), false);

@@ -330,7 +330,7 @@ Deno.test("a secret in a message frame is scrubbed at the append boundary and ne
   const frames = await client.readUntil(isTurnEnd);
   const wire = JSON.stringify(client.frames);
   assert.equal(wire.includes(secret), false);
-  assert.equal(wire.split("[REDACTED]").length - 1, 3); // user/message, the chunk, assistant/message
+  assert.equal(wire.split("[REDACTED]").length - 1, 4); // input/queued, user/message, the chunk, assistant/message
   await assertStream(h, "secretive", frames, "turn_scrubbed_secret");
   await client.close();
 });

@@ -1,0 +1,76 @@
+/**
+ * The agents service's start-up recovery of acknowledged input: every session holding `input/queued` that no
+ * claim names gets its agent made resident, so that input is claimed without waiting for a client.
+ *
+ * @module
+ */
+import type { Logger } from "@terret/hames";
+import { SESSION_ID_PATTERN } from "../sessions/envelope.ts";
+import type { Sessions } from "../sessions/sessions.ts";
+import { findPendingInput } from "./pending_input.ts";
+
+/** How long the recovery waits for a driver to be mounted. */
+const DRIVER_WAIT_MS = 60_000;
+/** How often it looks for the driver meanwhile. */
+const DRIVER_POLL_MS = 20;
+
+/** What the recovery needs from the agents service. */
+export interface RecoveryHost {
+  readonly sessions: Sessions;
+  readonly logger: Logger;
+  /** True once the service is stopping: the recovery ends. */
+  stopped(): boolean;
+  /** True when the agent is resident or being made resident. */
+  resident(agentId: string): boolean;
+  /** True once a driver is mounted (the driver's row mounts after the agents row). */
+  driverReady(): boolean;
+  /** Makes the agent resident (which queues its unclaimed input again and wakes it). */
+  ensure(agentId: string): Promise<unknown>;
+}
+
+/**
+ * Recovers queued input across every session in the store. Only sessions an agent of the same id drives (meta
+ * `agent_id` equal to the session id) are recovered; a session that cannot be (every resident agent busy, a store
+ * failure) is logged and left to the agent's next use. Never rejects.
+ */
+export async function recoverQueuedInput(host: RecoveryHost): Promise<void> {
+  const deadline = performance.now() + DRIVER_WAIT_MS;
+  while (!host.driverReady()) {
+    if (host.stopped()) return;
+    if (performance.now() > deadline) {
+      host.logger.log("warn", "Queued input was not recovered at start: no driver was mounted");
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, DRIVER_POLL_MS));
+  }
+  let ids: string[];
+  try {
+    ids = await host.sessions.list();
+  } catch (error) {
+    host.logger.log("warn", "Queued input was not recovered at start: the store could not list", {
+      error,
+    });
+    return;
+  }
+  for (const sessionId of ids) {
+    if (host.stopped()) return;
+    if (host.resident(sessionId) || !SESSION_ID_PATTERN.test(sessionId)) continue;
+    try {
+      if ((await findPendingInput(host.sessions, sessionId)).length === 0) continue;
+      const [created] = await host.sessions.read(sessionId, { to_seq: 1 });
+      const meta = (created?.payload as { meta?: { agent_id?: unknown } } | undefined)?.meta;
+      if (meta?.agent_id !== sessionId) continue;
+      await host.ensure(sessionId);
+      host.logger.log("info", `Agent "${sessionId}" was made resident to claim its queued input`, {
+        agent_id: sessionId,
+      });
+    } catch (error) {
+      if (host.stopped()) return;
+      host.logger.log(
+        "warn",
+        `Agent "${sessionId}" could not be made resident to claim its queued input; it is claimed on its next use`,
+        { agent_id: sessionId, error },
+      );
+    }
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * `GET /v1/agents` and `GET /v1/agents/{id}`: what a token may know about the agents it is granted, read from the
+ * session log (head, title, usage, last update) and from memory (status, resident).
+ *
+ * @module
+ */
+import type { Sessions } from "@terret/core";
+import type { AgentStatus } from "@terret/core/agents";
+import type { UsageRollup } from "@terret/core/sessions";
+import type { AgentGateway } from "./agent_gateway.ts";
+
+/** One agent as the directory shows it. */
+export interface AgentSummary {
+  readonly agent_id: string;
+  readonly session_id: string;
+  /** The session's last seq (0 when the agent has no session yet). */
+  readonly head_seq: number;
+  /** The resident agent's status; `idle` when it is not resident. */
+  readonly status: AgentStatus;
+  /** The last `session/titled` title, or `null`. */
+  readonly title: string | null;
+  readonly resident: boolean;
+  /** The `at` of the session's last event, or `null`. */
+  readonly updated_at: string | null;
+  /** Token usage summed over the session's steps. */
+  readonly usage: UsageRollup;
+}
+
+/** A page of {@linkcode AgentSummary}s. */
+export interface AgentPage {
+  readonly agents: readonly AgentSummary[];
+  /** Pass as `after` for the next page; `null` on the last one. */
+  readonly next_after: string | null;
+}
+
+/** The largest page `limit` accepts; the default is 100. */
+export const MAX_PAGE = 1000;
+const DEFAULT_PAGE = 100;
+
+/** The summary of one agent (its session is the one named by its id), or `undefined` when it has none. */
+export async function describeAgent(
+  sessions: Sessions,
+  agents: AgentGateway,
+  agentId: string,
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<AgentSummary | undefined> {
+  const state = agents.state(agentId);
+  const head = await sessions.head(agentId, options);
+  if (head === 0) return undefined;
+  const [last, titles, usage] = await Promise.all([
+    sessions.read(agentId, { from_seq: head, ...options }),
+    sessions.read(agentId, { types: ["session/titled"], ...options }),
+    sessions.usage(agentId, options),
+  ]);
+  const title = (titles.at(-1)?.payload as { title?: unknown } | undefined)?.title;
+  return {
+    agent_id: agentId,
+    session_id: agentId,
+    head_seq: head,
+    status: state.status,
+    title: typeof title === "string" ? title : null,
+    resident: state.resident,
+    updated_at: last[0]?.at ?? null,
+    usage,
+  };
+}
+
+/**
+ * A page of the agents `granted` allows, ordered by id: sessions in the log whose id is a granted agent id (agents
+ * drive the session of their own id), starting after `after`.
+ */
+export async function listAgents(
+  sessions: Sessions,
+  agents: AgentGateway,
+  granted: (agentId: string) => boolean,
+  page: { readonly after: string | undefined; readonly limit: number | undefined },
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<AgentPage> {
+  const limit = Math.min(MAX_PAGE, Math.max(1, page.limit ?? DEFAULT_PAGE));
+  const ids = (await sessions.list(options))
+    .filter((id) => (page.after === undefined || id > page.after) && granted(id))
+    .sort();
+  const chosen = ids.slice(0, limit);
+  const summaries: AgentSummary[] = [];
+  for (const id of chosen) {
+    const summary = await describeAgent(sessions, agents, id, options);
+    if (summary !== undefined) summaries.push(summary);
+  }
+  return {
+    agents: summaries,
+    next_after: ids.length > limit ? chosen.at(-1)! : null,
+  };
+}

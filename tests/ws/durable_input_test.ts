@@ -1,0 +1,119 @@
+/**
+ * Durable input through a real `trt serve`: a `message` acked while the agent's turn waits on the model is durable
+ * (`input/queued`) before the ack; after kill -9 the next process claims it exactly once, on its own at start
+ * (no client needed), and the claiming `user/message` names it by `queued_seq`.
+ */
+import assert from "node:assert/strict";
+import type { SessionEvent } from "@terret/core";
+import { fakeOpenRouter, sseResponse, textTurn } from "@terret/core/testing";
+import { within, WsClient } from "./_clients.ts";
+import { serve } from "./_serve.ts";
+import { writeTree } from "../fixtures/composition/tree.ts";
+
+const isTurnEnd = (frame: Record<string, unknown>): boolean =>
+  frame.type === "event" && (frame.event as SessionEvent).type === "turn/end";
+
+Deno.test("a message acked before kill -9 is durable and claimed exactly once by the next process", async () => {
+  await using model = await fakeOpenRouter();
+  // The first request never answers: the turn is in its model call when the second message arrives.
+  model.script({ body: ": OPENROUTER PROCESSING\n\n", end: "hold" });
+  await using tree = await writeTree({
+    "serve.yml": [
+      "rows:",
+      "  - id: sandbox",
+      "    config: { image: terret/sandbox:test, docker: /nonexistent/docker }",
+      "  - id: llm.main",
+      `    config: { model: test/model, base_url: "${model.url}", api_key: sk-or-test-key, max_retries: 0 }`,
+      "  - id: interfaces.ws",
+      "    config: { port: 0, token_file: ws/token, dir: !setting terret.home }",
+      "",
+    ].join("\n"),
+  });
+  const first = await serve(tree.dir, [tree.path("serve.yml")]);
+  const token = (await Deno.readTextFile(tree.path("ws/token"))).trim();
+  const url = (port: number): string => `ws://127.0.0.1:${port}/v1/agents/keeper/stream`;
+  let client: WsClient | undefined;
+  try {
+    client = await WsClient.open(url(first.port), { token });
+    assert.deepStrictEqual(await client.next(), {
+      type: "hello",
+      protocol: 1,
+      agent_id: "keeper",
+      session_id: "keeper",
+      head_seq: 0,
+    });
+    client.send({ type: "subscribe", from_seq: 1, ref: "s" });
+    client.send({ type: "message", content: "One", ref: "m1" });
+    await model.waitForRequests(1, { timeoutMs: 30_000 });
+    client.send({ type: "message", content: "Two", ref: "m2" });
+    await client.readUntil((frame) => frame.type === "ack" && frame.ref === "m2", 30_000);
+  } finally {
+    // No SIGTERM: the process dies with the second message acked and unclaimed.
+    await first.kill();
+    await client?.closed;
+  }
+  const seen = client.frames.filter((frame) => frame.type !== "hello").map((frame) =>
+    frame.type === "event"
+      ? [(frame.event as SessionEvent).seq, (frame.event as SessionEvent).type]
+      : [frame.type, frame.ref]
+  );
+  // The ack for "Two" came once its input/queued (seq 6) was durable, and nothing claimed it.
+  assert.deepStrictEqual(seen, [
+    ["ack", "s"],
+    [1, "session/created"],
+    [2, "input/queued"],
+    ["ack", "m1"],
+    [3, "turn/start"],
+    [4, "step/start"],
+    [5, "user/message"],
+    [6, "input/queued"],
+    ["ack", "m2"],
+  ]);
+
+  model.script(
+    sseResponse(textTurn("First answer.")),
+    sseResponse(textTurn("Second answer.")),
+  );
+  const second = await serve(tree.dir, [tree.path("serve.yml")]);
+  try {
+    // No client yet: the process claims the queued input on its own.
+    await model.waitForRequests(3, { timeoutMs: 30_000 });
+    const watcher = await WsClient.open(url(second.port), { token });
+    try {
+      await watcher.next();
+      watcher.send({ type: "subscribe", from_seq: 1 });
+      const frames = await within(
+        (async () => {
+          for (;;) {
+            const got = await watcher.readUntil(isTurnEnd, 30_000);
+            if (got.some(isTurnEnd)) return watcher.frames;
+          }
+        })(),
+        30_000,
+        "the recovered turn to end",
+      );
+      const events = frames.filter((frame) => frame.type === "event").map((frame) =>
+        frame.event as SessionEvent
+      );
+      const claims = events.filter((event) =>
+        event.type === "user/message" || event.type === "context/injected"
+      ).map((event) => [event.seq, event.payload]);
+      assert.deepStrictEqual(claims, [
+        [5, { content: "One", queued_seq: 2 }],
+        [13, { content: "Two", queued_seq: 6 }],
+      ]);
+      assert.deepStrictEqual(events.at(-1)!.payload, { status: "completed" });
+      // The third request answered "Two" after the retried first step: the model saw both, each once.
+      const third = model.requests[2]!.body as { messages: { role: string; content: unknown }[] };
+      assert.deepStrictEqual(
+        third.messages.filter((message) => message.role === "user").map((m) => m.content),
+        ["One", "Two"],
+      );
+    } finally {
+      await watcher.close();
+    }
+  } finally {
+    const { code } = await second.stop();
+    assert.equal(code, 0);
+  }
+});
