@@ -16,7 +16,6 @@ import {
 export const CORE_ERROR_CODES = {
   AgentBusy:
     "An agent cannot be disposed while a turn runs and the caller did not ask to cancel it",
-  AgentCapExceeded: "Creating an agent would exceed the configured number of live agents",
   AgentDisposed: "An operation reached an agent that is already disposed",
   AgentExists: "An agent with the id is already live",
   AgentIdle: "A turn outcome was reported for an agent that has no open turn",

@@ -225,15 +225,15 @@ Deno.test("the connection cap and an agent that cannot be had answer 503 after a
   await client.close();
 
   h.agents.refuseOpen = new TerretError(
-    "AgentCapExceeded",
-    "Cannot create agent: 128 agents exist",
+    "AgentsBusy",
+    'Cannot make agent "a3" resident: every resident agent is busy',
   );
   const unavailable = await refused(
     h.port,
     upgrade("/v1/agents/a3/stream", h.port, { Authorization: `Bearer ${TOKEN}` }),
   );
   assert.equal(unavailable.split("\r\n")[0], "HTTP/1.1 503 Service Unavailable");
-  assert.equal(unavailable.split("\r\n\r\n")[1], "agent unavailable: AgentCapExceeded");
+  assert.equal(unavailable.split("\r\n\r\n")[1], "agent unavailable: AgentsBusy");
 });
 
 Deno.test("hello reports the head of an existing session", async () => {

@@ -62,7 +62,6 @@ Deno.test("a slow 40-delta reply reaches the client as chunks while it streams, 
   const adapter = scriptedAdapter([items]);
   await using h = await serve(adapter);
   const client = await h.open("live");
-  await client.next(); // session/created
   client.send({ type: "message", content: "Tell me a long story", ref: "m" });
   const live: string[] = [];
   for (let i = 0; i < pieces.length; i++) {
@@ -98,7 +97,6 @@ Deno.test("a registered secret split across two deltas at every offset never rea
   }
   await using h = await serve(scriptedAdapter(replies));
   const client = await h.open("split");
-  await client.next();
   for (let i = 0; i < replies.length; i++) {
     client.send({ type: "message", content: `turn ${i}`, ref: i });
     await client.readUntil(isTurnEnd);

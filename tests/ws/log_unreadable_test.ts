@@ -44,7 +44,7 @@ Deno.test("a row deleted from session_events: trt serve sends log_unreadable nam
   writer.send({ type: "subscribe", from_seq: 1 });
   writer.send({ type: "message", content: "Say hello in five words." });
   const turn = (await writer.readUntil(isTurnEnd)).filter((frame) => frame.type === "event");
-  assert.equal(turn.length, 8);
+  assert.equal(turn.length, 9);
   const closing = writer.closed;
   assert.equal((await first.stop()).code, 0);
   await closing;
@@ -66,7 +66,7 @@ Deno.test("a row deleted from session_events: trt serve sends log_unreadable nam
       protocol: 1,
       agent_id: "demo",
       session_id: "demo",
-      head_seq: 8,
+      head_seq: 9,
     });
     reader.send({ type: "subscribe", from_seq: 1, ref: "s" });
     assert.deepStrictEqual(await reader.closed, { code: 4010, reason: "log unreadable" });
@@ -89,12 +89,12 @@ Deno.test("a row deleted from session_events: trt serve sends log_unreadable nam
     const past = await WsClient.open(url(second.port), { token });
     await past.next();
     past.send({ type: "subscribe", from_seq: 4 });
-    assert.deepStrictEqual(await past.take(5), turn.slice(3));
+    assert.deepStrictEqual(await past.take(6), turn.slice(3));
     past.send({ type: "message", content: "Again, please." });
     const next = await past.readUntil(isTurnEnd);
     assert.deepStrictEqual(
       next.map((frame) => (frame.event as SessionEvent).seq),
-      [9, 10, 11, 12, 13, 14, 15],
+      [10, 11, 12, 13, 14, 15, 16, 17],
     );
     await past.close();
     const { code, lines, stderr } = await second.stop();

@@ -54,6 +54,8 @@ Deno.test("500 connections replaying from seq 1 and never reading: another tenan
       }],
       replay_budget_bytes: BUDGET,
       send_timeout_seconds: 600, // the hostile readers stay for the whole test
+      // The hostile tenant is allowed its 500 sockets: what is under test is replay, not the per-token bound.
+      max_connections_per_token: 1000,
     }),
   });
   const hostile: RawClient[] = [];

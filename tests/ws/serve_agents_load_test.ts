@@ -53,6 +53,9 @@ Deno.test("1,000 agent ids touched by one token while another token's agent keep
       "    plugin: terret-llm-replayer",
       "    after: llm.main",
       `    config: { path: ${fileURLToPath(CASSETTES.plainText)}, match: sequence }`,
+      // The cassette records the turns only: no title call.
+      "  - id: titles",
+      "    config: { auto: false }",
       "  - id: agents",
       `    config: { max_agents: ${MAX_AGENTS} }`,
       "  - id: interfaces.ws",
