@@ -73,6 +73,8 @@ Deno.test("1,000 agent ids touched by one token while another token's agent keep
     steady.send({ type: "subscribe", from_seq: 1, ref: "s" });
     assert.deepStrictEqual(await steady.next(30_000), { type: "ack", ref: "s" });
     let next = 0;
+    let touched = 0;
+    let progressed: (() => void) | undefined;
     const touch = async (): Promise<void> => {
       for (let i = next++; i < IDS; i = next++) {
         const client = await WsClient.open(url(`bulk-${i}`), { token: BULK });
@@ -83,6 +85,14 @@ Deno.test("1,000 agent ids touched by one token while another token's agent keep
         } finally {
           await client.close();
         }
+        touched++;
+        progressed?.();
+      }
+    };
+    /** Resolves once the bulk tenant has touched `count` ids (or finished). */
+    const bulkReached = async (count: number): Promise<void> => {
+      while (touched < Math.min(count, IDS)) {
+        await new Promise<void>((resolve) => progressed = resolve);
       }
     };
     const bulk = Promise.all(Array.from({ length: PARALLEL }, touch));
@@ -91,6 +101,8 @@ Deno.test("1,000 agent ids touched by one token while another token's agent keep
     let done = false;
     bulk.finally(() => done = true);
     while (!done || turns === 0) {
+      // One turn per 50 ids touched: paced by the bulk tenant's progress, well under the frame rate.
+      await bulkReached(turns * 50);
       steady.send({ type: "message", content: "Say hello in five words.", ref: `m${turns}` });
       const frames = await steady.readUntil(isTurnEnd, 30_000);
       assert.deepStrictEqual(frames.filter((frame) => frame.type === "error"), []);
