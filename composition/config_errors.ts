@@ -9,6 +9,10 @@ import { isTerretError, type TerretError } from "@terret/hames";
 /** Codes of user config errors. */
 export const USER_CONFIG_ERRORS: ReadonlySet<string> = new Set([
   "ConfigSyntax",
+  "CredentialsLocked",
+  "CredentialsKeyInvalid",
+  "CredentialsStoreInvalid",
+  "CredentialsStoreMissing",
   "ConfigShape",
   "ConfigInvalid",
   "ConfigCodeRefused",

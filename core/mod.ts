@@ -398,7 +398,17 @@ export {
   CredentialsKey,
   type CredentialSource,
   credentialsPlugin,
+  credentialStorePath,
 } from "./redaction/credentials.ts";
+export { CREDENTIALS_KEY_ENV, CredentialStore } from "./redaction/credential_store.ts";
+export {
+  isSecretKeyName,
+  isSecretSchema,
+  SECRET_META,
+  secretField,
+  type SecretValue,
+  secretValues,
+} from "./redaction/secret_fields.ts";
 export {
   type McpHttpTarget,
   type McpRestartConfig,

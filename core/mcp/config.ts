@@ -4,6 +4,7 @@
  * @module
  */
 import { z } from "zod";
+import { secretField } from "../redaction/secret_fields.ts";
 import type { ToolApproval, ToolConcurrency } from "../tools/tool.ts";
 
 /** Policy metadata that can be set per tool, over the server's defaults. */
@@ -136,16 +137,18 @@ export const mcpServerConfig: z.ZodType<McpServerConfig, unknown> = z.discrimina
       args: z.array(z.string()).default([]).describe("Its arguments"),
       cwd: z.string().refine((path) => path.startsWith("/"), { message: "must be absolute" })
         .optional().describe("Working directory (default: the first workspace directory)"),
-      env: z.record(envName, z.string()).default({}).describe(
-        "The only variables the server gets beyond the subprocess row's base environment",
+      env: secretField(z.record(envName, z.string())).default({}).describe(
+        "The only variables the server gets beyond the subprocess row's base environment (secret: every value " +
+          "is redacted from tool results and the log, and masked by dump-config)",
       ),
     }),
     z.strictObject({
       ...common,
       transport: z.literal("http"),
       url: z.url({ protocol: /^https?$/ }).describe("The Streamable HTTP endpoint"),
-      headers: z.record(z.string(), z.string()).default({}).describe(
-        "Headers sent with every request",
+      headers: secretField(z.record(z.string(), z.string())).default({}).describe(
+        "Headers sent with every request (secret: every value is redacted from tool results and the log, and " +
+          "masked by dump-config)",
       ),
     }),
   ],

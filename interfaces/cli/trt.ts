@@ -19,6 +19,7 @@ import {
 import { type FlagSpec, parseArgs, type ParsedArgs, renderHelp, UsageError } from "./cli_args.ts";
 import { doctorVerb, dumpConfigVerb, permissionsVerb } from "./inspect.ts";
 import { serveVerb } from "./serve.ts";
+import { credentialsVerb } from "./credentials_verb.ts";
 import type { PluginLike } from "@terret/hames";
 
 /** What `trt` reads and writes; `main.ts` passes the process's, tests pass their own. */
@@ -33,6 +34,8 @@ export interface TrtIo {
   readonly cwd: string;
   /** Aborting it stops `serve` gracefully (`main.ts` aborts on SIGINT and SIGTERM). */
   readonly signal?: AbortSignal;
+  /** Standard input (`trt credentials set` reads the value here). */
+  readonly stdin?: ReadableStream<Uint8Array>;
 }
 
 /** How `trt` is composed: the doctor checks and, for tests, extra trusted bundle directories. */
@@ -145,8 +148,19 @@ const VERBS: Readonly<Record<string, Verb>> = {
     ],
     run: permissionsVerb,
   },
+  credentials: {
+    summary: "Edit the encrypted credential store: set NAME (value on stdin), list, delete NAME.",
+    details: [
+      "Usage: trt credentials set|list|delete [NAME] [flags]",
+      "The store is the file the credentials row names (AES-256-GCM, mode 0600), keyed by",
+      "TERRET_CREDENTIALS_KEY (32 bytes, base64: openssl rand -base64 32). A value is read from",
+      "standard input and never printed; list prints names only.",
+    ],
+    flags: PROFILE_FLAGS,
+    run: () => Promise.resolve(2), // dispatched with its action and name by runTrt
+  },
   acp: {
-    summary: "Serve the profile to an editor over the Agent Client Protocol on stdio.",
+    summary: "Not available: the ACP interface has not landed (this verb only says so).",
     details: ["Not available yet: the ACP interface has not landed."],
     flags: PROFILE_FLAGS,
     run: (context) => {
@@ -187,6 +201,12 @@ export async function runTrt(
     return 2;
   }
   let parsed: ParsedArgs;
+  const positional: string[] = [];
+  if (name === "credentials") {
+    while (positional.length < 2 && rest[0] !== undefined && !rest[0].startsWith("-")) {
+      positional.push(rest.shift()!);
+    }
+  }
   try {
     parsed = parseArgs(name, rest, verb.flags);
   } catch (error) {
@@ -219,6 +239,15 @@ export async function runTrt(
     resolve: () => resolveProfile(profile, resolveOptions),
   };
   try {
+    if (name === "credentials") {
+      if (positional[0] === undefined) {
+        io.stderr(
+          "trt credentials: an action is needed (usage: trt credentials set|list|delete [NAME])\n",
+        );
+        return 2;
+      }
+      return await credentialsVerb(context, positional[0], positional[1]);
+    }
     return await verb.run(context);
   } catch (error) {
     return reportFailure(name, error, io);

@@ -17,15 +17,20 @@ export interface Served {
   readonly port: number;
   /** stdout lines so far. */
   readonly lines: string[];
+  /** The process id. */
+  readonly pid: number;
   /** Sends SIGTERM and resolves with the exit code, stdout lines and stderr once it has exited. */
   stop(): Promise<{ code: number; lines: string[]; stderr: string }>;
 }
 
-/** Starts `trt serve --home home --patch …` (no model key, no TERRET_TOKEN) and waits until it runs. */
+/**
+ * Starts `trt serve --home home --patch …` (no model key, no TERRET_TOKEN unless `env` sets them) and waits until
+ * it runs.
+ */
 export async function serve(
   home: string,
   patches: readonly string[],
-  options: { readonly scoped?: boolean } = {},
+  options: { readonly scoped?: boolean; readonly env?: Readonly<Record<string, string>> } = {},
 ): Promise<Served> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -39,7 +44,7 @@ export async function serve(
       ...(options.scoped === true ? ["--scoped"] : []),
     ],
     cwd: ROOT,
-    env: { OPENROUTER_API_KEY: "", TERRET_TOKEN: "" },
+    env: { OPENROUTER_API_KEY: "", TERRET_TOKEN: "", ...options.env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -75,6 +80,7 @@ export async function serve(
   const port = Number(/ws:\/\/127\.0\.0\.1:(\d+)\//.exec(out)![1]);
   return {
     port,
+    pid: child.pid,
     lines: out.split("\n"),
     async stop() {
       child.kill("SIGTERM");
