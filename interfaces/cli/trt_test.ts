@@ -120,6 +120,7 @@ Deno.test("trt permissions prints the headless profile's flags: the exec rows' g
     // Sorted, so where the clone and the temporary home live decides the order.
     scopes: [
       `${home.dir}/credentials`,
+      `${home.dir}/serve.lock`,
       `${home.dir}/sessions`,
       `${home.dir}/ws`,
       `${ROOT}bundles/base.yml`,
@@ -132,6 +133,8 @@ Deno.test("trt permissions prints the headless profile's flags: the exec rows' g
       [`${home.dir}/sessions`]: ["sessions.store"],
       // The socket's token file (generated there when TERRET_TOKEN is unset).
       [`${home.dir}/ws`]: ["interfaces.ws"],
+      // trt serve's home lock.
+      [`${home.dir}/serve.lock`]: ["trt"],
       [`${ROOT}bundles/base.yml`]: ["trt"],
       [`${ROOT}bundles/profiles/headless`]: ["trt"],
     },
