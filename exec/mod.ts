@@ -86,6 +86,12 @@ export {
   dockerSandboxPlugin,
 } from "./sandbox/docker.ts";
 export {
+  BOOT_LABEL,
+  HOME_LABEL,
+  type ReapOptions,
+  reapStaleContainers,
+} from "./sandbox/docker_reap.ts";
+export {
   DenoSandbox,
   type DenoSandboxConfig,
   type DenoSandboxOptions,
