@@ -108,6 +108,9 @@ function walk(
     return;
   }
   if (value === null || typeof value !== "object") return;
+  // Only plain data is walked: a config tag (`!env NAME`) or any other object is not a value.
+  const proto = Object.getPrototypeOf(value);
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return;
   const def = defOf(inner);
   if (Array.isArray(value)) {
     value.forEach((item, index) =>

@@ -119,7 +119,11 @@ const VERBS: Readonly<Record<string, Verb>> = {
   },
   "dump-config": {
     summary: "Print the resolved config tree, each row annotated with the layers that set it.",
-    details: ["Tags are printed as written (`!env NAME`); no secret is resolved."],
+    details: [
+      "Tags are printed as written (`!env NAME`); no secret is resolved. A literal secret (a value the",
+      "plugin's schema marks secret, or under a key named like one: api_key, token, password, …) is",
+      "printed as -SECRET- with the layer that set it.",
+    ],
     flags: PROFILE_FLAGS,
     run: dumpConfigVerb,
   },
