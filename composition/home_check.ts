@@ -1,7 +1,8 @@
 /**
  * The `home` doctor check: the Terret home and what it stores (the session database and its `-wal`/`-shm`, the
  * socket token, the credential store, the serve lock) must be the owner's alone. `trt serve` creates them that way
- * (home and store directories 0700, files 0600); this check warns when an existing one is wider.
+ * (home and store directories 0700, files 0600); this check warns when an existing one is wider (the home only
+ * once it holds a store).
  *
  * @module
  */
@@ -18,7 +19,7 @@ export const homeCheck: DoctorCheck = {
   atServe: true,
   async run(input) {
     const home = input.resolved.home;
-    const paths = [home];
+    const paths: string[] = [];
     for (const dir of PRIVATE_DIRS) {
       const path = join(home, dir);
       if (!(await exists(path))) continue;
@@ -27,6 +28,8 @@ export const homeCheck: DoctorCheck = {
         if (!entry.isSymlink) paths.push(join(path, entry.name));
       }
     }
+    // The home itself matters once it holds a store (a fresh, empty directory holds nothing yet).
+    if (paths.length > 0) paths.unshift(home);
     paths.push(join(home, "serve.lock"));
     const findings: DoctorFinding[] = [];
     for (const path of paths) {
@@ -51,7 +54,10 @@ async function exists(path: string): Promise<boolean> {
   try {
     return (await Deno.lstat(path)).isDirectory;
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
+    // Absent, or outside what a scoped host may read (that host's stores are checked by `trt doctor`).
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotCapable) {
+      return false;
+    }
     throw error;
   }
 }

@@ -29,7 +29,13 @@ export interface HomeLock extends AsyncDisposable {
  * (`trt doctor` warns when it is readable by others).
  */
 export async function ensureHome(home: string): Promise<void> {
-  await Deno.mkdir(home, { recursive: true, mode: 0o700 });
+  try {
+    await Deno.mkdir(home, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    // A process re-run under scoped permissions (`serve --scoped`) has no write grant on the home itself: the
+    // process that re-ran it created the home already.
+    if (!(error instanceof Deno.errors.NotCapable)) throw error;
+  }
 }
 
 /**

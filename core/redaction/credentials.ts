@@ -137,11 +137,10 @@ export const credentialsPlugin: Plugin<CredentialsConfig> = definePlugin({
     };
   },
   async apply(ctx, config) {
+    // Everything a row needs is provided before the first await: rows mounted after this one (the model
+    // adapters, the socket) find the service when they start, whatever order the loader settles them in.
     const secrets = new SecretSet();
-    const storePath = credentialStorePath(config);
-    const store = storePath === undefined
-      ? undefined
-      : await openStoreIfPresent(storePath, Deno.env.get(CREDENTIALS_KEY_ENV));
+    const opened: { store?: CredentialStore | undefined } = {};
     const readEnv = (variable: string): string | undefined => {
       const value = Deno.env.get(variable);
       return value === undefined || value === "" ? undefined : secrets.add(value);
@@ -152,12 +151,11 @@ export const credentialsPlugin: Plugin<CredentialsConfig> = definePlugin({
         const value = readEnv(variable);
         if (value !== undefined) return value;
       }
-      const stored = store?.get(name);
+      const stored = opened.store?.get(name);
       if (stored !== undefined) return secrets.add(stored);
       return source?.value === undefined ? undefined : secrets.add(source.value);
     };
     for (const name of Object.keys(config.providers)) resolve(name);
-    for (const name of store?.names() ?? []) resolve(name);
     const rows = new RowSecrets(ctx.maybe(LoaderKey), secrets);
     ctx.on(ConfigUpdated, () => rows.invalidate());
     const scrub = (text: string): string => {
@@ -183,8 +181,13 @@ export const credentialsPlugin: Plugin<CredentialsConfig> = definePlugin({
       env: readEnv,
       addSecret: (owner, value) => owner.effect(() => secrets.hold(value), "credentials: secret"),
       names: () =>
-        [...new Set([...Object.keys(config.providers), ...(store?.names() ?? [])])].sort(),
+        [...new Set([...Object.keys(config.providers), ...(opened.store?.names() ?? [])])].sort(),
     });
+    // A store present without its key (or that the key does not open) fails the row, and with it the boot.
+    const storePath = credentialStorePath(config);
+    if (storePath === undefined) return;
+    opened.store = await openStoreIfPresent(storePath, Deno.env.get(CREDENTIALS_KEY_ENV));
+    for (const name of opened.store?.names() ?? []) resolve(name);
   },
 });
 
@@ -199,6 +202,9 @@ async function openStoreIfPresent(
   if (!present && (key === undefined || key === "")) return undefined;
   return await CredentialStore.open(path, key);
 }
+
+/** The shortest schema-marked config value registered as a secret. */
+const MIN_CONFIG_SECRET = 8;
 
 /** The schema-marked secrets of the loader's rows, read again when a row is added or reconfigured. */
 class RowSecrets {
@@ -223,7 +229,8 @@ class RowSecrets {
     for (const row of rows) {
       if (row.disabled === true) continue;
       for (const found of secretValues(configSchema(row.plugin), row.config)) {
-        this.#secrets.add(found.value);
+        // A short config value ("true", a port) would redact prose; a secret that short is no secret.
+        if (found.value.length >= MIN_CONFIG_SECRET) this.#secrets.add(found.value);
       }
     }
   }
