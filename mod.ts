@@ -81,6 +81,13 @@ export {
   loadPlugin,
   type PluginSource,
 } from "./composition/plugin_source.ts";
+export {
+  acquireHomeLock,
+  ensureHome,
+  HOME_LOCK_FILE,
+  type HomeLock,
+  homeLockPath,
+} from "./composition/home_lock.ts";
 export { BUILTIN_PLUGINS } from "./composition/builtin_plugins.ts";
 export { dumpConfig } from "./composition/dump_config.ts";
 export {
@@ -103,4 +110,5 @@ export {
   rowsCheck,
   runDoctor,
 } from "./composition/doctor.ts";
+export { homeCheck } from "./composition/home_check.ts";
 export { isUserConfigError, USER_CONFIG_ERRORS } from "./composition/config_errors.ts";

@@ -5,6 +5,7 @@
  * @module
  */
 import {
+  type Alias,
   Document,
   isNode,
   isScalar,
@@ -73,7 +74,10 @@ export function readYaml(text: string, file: string): YamlFile {
   });
   const problem = doc.errors[0] ?? doc.warnings[0];
   if (problem !== undefined) {
-    const pos = lines.linePos(problem.pos[0]);
+    // An error found at the end of the input (an unclosed bracket) is reported on the last line that has text,
+    // not on the empty line after the final newline.
+    const end = text.trimEnd().length;
+    const pos = lines.linePos(Math.max(0, Math.min(problem.pos[0], end - 1)));
     const detail =
       problem.code === "TAG_RESOLVE_FAILED" && problem.message.startsWith("Unresolved tag")
         ? `${
@@ -94,7 +98,18 @@ export function readYaml(text: string, file: string): YamlFile {
       }" (only !env and !setting are allowed)`,
     );
   });
-  const value = doc.toJS({ maxAliasCount: 100 });
+  checkAliases(doc, lines, file);
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    const alias = firstAlias(doc);
+    const pos = lines.linePos(alias?.range?.[0] ?? 0);
+    const detail = error instanceof ReferenceError && /alias count/i.test(error.message)
+      ? "too many aliases expand here (more than 100 per anchor: an alias bomb); write the values out"
+      : `the aliases cannot be expanded (${(error as Error).message})`;
+    throw syntax(file, pos.line, pos.col, detail);
+  }
   return {
     file,
     value,
@@ -108,6 +123,36 @@ export function readYaml(text: string, file: string): YamlFile {
         : 1;
     },
   };
+}
+
+/** Refuses an alias used inside the node its anchor names (`a: &a [*a]`): expanding it never ends. */
+function checkAliases(doc: Document, lines: LineCounter, file: string): void {
+  visit(doc, {
+    Alias(_key, alias, path) {
+      const source = alias.resolve(doc);
+      if (source === undefined) return;
+      if (path.some((ancestor) => ancestor === source)) {
+        const pos = lines.linePos(alias.range?.[0] ?? 0);
+        throw syntax(
+          file,
+          pos.line,
+          pos.col,
+          `the alias "*${alias.source}" is used inside its own anchor "&${alias.source}" (a recursive alias)`,
+        );
+      }
+    },
+  });
+}
+
+function firstAlias(doc: Document): Alias | undefined {
+  let found: Alias | undefined;
+  visit(doc, {
+    Alias(_key, alias) {
+      found = alias;
+      return visit.BREAK;
+    },
+  });
+  return found;
 }
 
 /** A comment attached before a node when rendering. */

@@ -5,11 +5,18 @@
  * @module
  */
 import type { TerretError } from "@terret/hames";
+import { CORE_ERRORS, type CoreErrorCode } from "@terret/core";
 import { COMPOSITION_ERRORS, type CompositionErrorCode } from "./errors.ts";
 
 /** Codes of user config errors. */
-export const USER_CONFIG_ERRORS: ReadonlySet<string> = new Set<CompositionErrorCode>([
+export const USER_CONFIG_ERRORS: ReadonlySet<string> = new Set<
+  CompositionErrorCode | CoreErrorCode
+>([
   "ConfigSyntax",
+  "CredentialsLocked",
+  "CredentialsKeyInvalid",
+  "CredentialsStoreInvalid",
+  "CredentialsStoreMissing",
   "ConfigShape",
   "ConfigInvalid",
   "ConfigCodeRefused",
@@ -27,5 +34,6 @@ export const USER_CONFIG_ERRORS: ReadonlySet<string> = new Set<CompositionErrorC
 
 /** True when `error` is a user config error (see {@linkcode USER_CONFIG_ERRORS}). */
 export function isUserConfigError(error: unknown): error is TerretError {
-  return COMPOSITION_ERRORS.is(error) && USER_CONFIG_ERRORS.has(error.code);
+  return (COMPOSITION_ERRORS.is(error) || CORE_ERRORS.is(error)) &&
+    USER_CONFIG_ERRORS.has(error.code);
 }

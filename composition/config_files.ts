@@ -197,6 +197,23 @@ function parseRows(
   layer: string,
   kind: string,
 ): RowSpec[] {
+  const seen = new Map<string, number>();
+  rows.forEach((raw, index) => {
+    const id = (raw as { id?: unknown } | null)?.id;
+    if (typeof id !== "string") return;
+    const first = seen.get(id);
+    if (first !== undefined) {
+      throw shapeError(
+        kind,
+        yaml,
+        ["rows", index],
+        `row "${id}" appears twice in this file (first at line ${
+          yaml.line(["rows", first])
+        }); give each row id once per file`,
+      );
+    }
+    seen.set(id, index);
+  });
   return rows.map((raw, index) => {
     const result = RowShape.safeParse(raw);
     const where = typeof (raw as { id?: unknown })?.id === "string"

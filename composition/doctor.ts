@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { homeCheck } from "./home_check.ts";
 import { isTerretError, type PluginLike } from "@terret/hames";
 import type { EnvReader } from "./config_tag.ts";
 import { planPermissions } from "./host_permissions.ts";
@@ -137,6 +138,7 @@ export const permissionsCheck: DoctorCheck = {
 export const COMPOSITION_CHECKS: readonly DoctorCheck[] = Object.freeze([
   rowsCheck,
   permissionsCheck,
+  homeCheck,
 ]);
 
 /**

@@ -1,12 +1,17 @@
 /**
  * `dump-config`: the resolved tree as YAML, each row annotated with the layers that set it, tags shown as tags
- * (so no secret is ever resolved or printed).
+ * (so no secret is ever resolved), and every literal secret masked: a value a built-in plugin's schema marks
+ * secret, or a value under a key named like a secret (`api_key`, `token`, `password`, …), is printed as
+ * `-SECRET- (set by <layer> (<file>:<line>))`.
  *
  * @module
  */
 import type { SourceRef } from "./config_files.ts";
 import type { ResolvedProfile } from "./resolve.ts";
 import { renderYaml, type YamlComment } from "./_yaml.ts";
+import { configSchema } from "@terret/hames";
+import { secretValues } from "@terret/core/redaction";
+import type { z } from "zod";
 
 /**
  * Renders a resolved profile.
@@ -37,12 +42,14 @@ export function dumpConfig(resolved: ResolvedProfile): string {
       notes.push(`disabled by ${where(row.disabledBy)}`);
     }
     comments.push({ path: ["rows", index], text: `${row.id}: ${notes.join("; ")}` });
+    const builtin = resolved.plugins.get(row.plugin)?.builtin;
+    const schema = builtin === undefined ? undefined : configSchema(builtin);
     return {
       id: row.id,
       plugin: row.plugin,
       ...(row.disabled ? { disabled: true } : {}),
       ...(row.isolate === undefined ? {} : { isolate: row.isolate }),
-      config: row.config,
+      config: maskSecrets(row.config, schema, `-SECRET- (set by ${where(row.configBy)})`),
     };
   });
   const tree: Record<string, unknown> = {};
@@ -52,6 +59,29 @@ export function dumpConfig(resolved: ResolvedProfile): string {
   }
   tree.rows = rows;
   return renderYaml(tree, header, comments);
+}
+
+/**
+ * `config` with every literal secret replaced by `marker`: each string a schema marks secret and each string under
+ * a key named like a secret. Tags stay as written (they are not values).
+ */
+function maskSecrets(config: unknown, schema: z.ZodType | undefined, marker: string): unknown {
+  let out = config;
+  for (const found of secretValues(schema, config)) out = setAt(out, found.path, marker);
+  return out;
+}
+
+/** A copy of `value` with the leaf at `path` replaced, copying only the containers on the path. */
+function setAt(value: unknown, path: readonly (string | number)[], leaf: unknown): unknown {
+  if (path.length === 0) return leaf;
+  const [head, ...rest] = path;
+  if (Array.isArray(value)) {
+    const copy = [...value];
+    copy[head as number] = setAt(copy[head as number], rest, leaf);
+    return copy;
+  }
+  const record = value as Record<string, unknown>;
+  return { ...record, [head!]: setAt(record[head as string], rest, leaf) };
 }
 
 function where(source: SourceRef): string {

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { homeLockPath } from "./home_lock.ts";
 import {
   type HostPermissions,
   PERMISSION_KINDS,
@@ -79,7 +80,9 @@ export function planPermissions(
     if (source?.readScope !== undefined) cliRead.push(source.readScope);
     cliEnv.push(...row.envRead);
   }
-  requests.push([CLI_REQUESTER, { read: cliRead, env: cliEnv }]);
+  // `trt serve` holds the home's serve lock for its life.
+  const lock = homeLockPath(resolved.home);
+  requests.push([CLI_REQUESTER, { read: [...cliRead, lock], write: [lock], env: cliEnv }]);
   const providers = new Map<ServiceKey<unknown>, PreparedRow>();
   for (const row of prepared) {
     for (const key of pluginProvides(row.plugin)) {

@@ -28,10 +28,17 @@ Deno.test("planPermissions() unions what each row declares with what trt needs, 
   const plan = planPermissions(resolved, prepared);
   assert.deepStrictEqual(permissionFlags(plan), [
     `--allow-read=${
-      [BUNDLE, PLUGINS_DIR, tree.path("data"), tree.path("patch.yml"), tree.path("profiles/dev")]
-        .sort().join(",")
+      [
+        BUNDLE,
+        PLUGINS_DIR,
+        tree.path("data"),
+        tree.path("patch.yml"),
+        tree.path("profiles/dev"),
+        // trt serve's home lock.
+        tree.path("serve.lock"),
+      ].sort().join(",")
     }`,
-    `--allow-write=${tree.path("data")}`,
+    `--allow-write=${[tree.path("data"), tree.path("serve.lock")].sort().join(",")}`,
     "--allow-net=127.0.0.1:8080,127.0.0.1:9000",
     "--allow-env=GREETING,SHOUT_LEVEL",
     "--ignore-env=LOG_STREAM,LOG_TOKENS",
@@ -80,7 +87,11 @@ Deno.test("planPermissions() expands ~ and grants a path reached through a link 
   assert.deepStrictEqual(plan.grants.write, {
     unscoped: false,
     unscopedBy: [],
-    scopes: [tree.path("data-link/sub"), tree.path("data-real/sub")],
-    by: { [tree.path("data-link/sub")]: ["greeter"], [tree.path("data-real/sub")]: ["greeter"] },
+    scopes: [tree.path("data-link/sub"), tree.path("data-real/sub"), tree.path("serve.lock")],
+    by: {
+      [tree.path("data-link/sub")]: ["greeter"],
+      [tree.path("data-real/sub")]: ["greeter"],
+      [tree.path("serve.lock")]: ["trt"],
+    },
   });
 });

@@ -100,9 +100,11 @@ Deno.test("serve --scoped runs the profile under its permissions: declared work 
         tree.path("home/profiles/probe"),
         fileURLToPath(new URL("./fixtures/composition/bundles", import.meta.url)),
         fileURLToPath(new URL("./fixtures/composition/plugins", import.meta.url)),
+        // trt serve's home lock.
+        tree.path("home/serve.lock"),
       ].sort().join(",")
     }`,
-    `--allow-write=${tree.path("report.json")}`,
+    `--allow-write=${[tree.path("home/serve.lock"), tree.path("report.json")].sort().join(",")}`,
     `--allow-net=127.0.0.1:${allowed.addr.port}`,
     "--ignore-env=LOG_STREAM,LOG_TOKENS",
   ];

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { DEFAULT_REDACTION_TOKEN } from "../redaction/redactor.ts";
 import type { Logger } from "@terret/hames";
 import { DEFAULT_RETRY_POLICY, REAL_TIMING, type RetryPolicy, type Timing } from "./retry.ts";
 import { type RunSettings, StreamRun } from "./_stream_run.ts";
@@ -58,7 +59,7 @@ export interface HttpAdapterOptions {
   readonly transport?: HttpTransport;
   /** Where retries are reported (never with secrets). */
   readonly logger?: Logger;
-  /** Strings replaced by `[REDACTED]` in every message the adapter produces (API keys). */
+  /** Strings replaced by the redaction token (`-REDACTED-`) in every message the adapter produces (API keys). */
   readonly secrets?: readonly string[];
 }
 
@@ -136,10 +137,10 @@ export abstract class HttpAdapterBase implements LlmAdapter {
     return new StreamRun(settings, options.signal);
   }
 
-  /** Replaces every configured secret in `text` with `[REDACTED]`. */
+  /** Replaces every configured secret in `text` with the redaction token (`-REDACTED-`, the one marker). */
   protected redact(text: string): string {
     let out = text;
-    for (const secret of this.#secrets) out = out.split(secret).join("[REDACTED]");
+    for (const secret of this.#secrets) out = out.split(secret).join(DEFAULT_REDACTION_TOKEN);
     return out;
   }
 }

@@ -4,6 +4,7 @@
  * @module
  */
 import { z } from "zod";
+import { secretField } from "../redaction/secret_fields.ts";
 import type { ToolApproval, ToolConcurrency } from "../tools/tool.ts";
 import { MCP_RUNTIME_ENV } from "./runtime_env.ts";
 
@@ -146,16 +147,18 @@ export const mcpServerConfig: z.ZodType<McpServerConfig, unknown> = z.discrimina
         "Host variables the server inherits beyond the subprocess row's base environment (default: Deno's " +
           "cache, CA and proxy variables and the npm registry; a URL with credentials is never inherited)",
       ),
-      env: z.record(envName, z.string()).default({}).describe(
-        "Fixed variables the server gets on top of the inherited ones",
+      env: secretField(z.record(envName, z.string())).default({}).describe(
+        "Fixed variables the server gets on top of the inherited ones (secret: every value is redacted from " +
+          "tool results and the log, and masked by dump-config)",
       ),
     }),
     z.strictObject({
       ...common,
       transport: z.literal("http"),
       url: z.url({ protocol: /^https?$/ }).describe("The Streamable HTTP endpoint"),
-      headers: z.record(z.string(), z.string()).default({}).describe(
-        "Headers sent with every request",
+      headers: secretField(z.record(z.string(), z.string())).default({}).describe(
+        "Headers sent with every request (secret: every value is redacted from tool results and the log, and " +
+          "masked by dump-config)",
       ),
     }),
   ],

@@ -30,7 +30,17 @@ export {
   CredentialsKey,
   type CredentialSource,
   credentialsPlugin,
+  credentialStorePath,
 } from "./credentials.ts";
+export { CREDENTIALS_KEY_ENV, CredentialStore } from "./credential_store.ts";
+export {
+  isSecretKeyName,
+  isSecretSchema,
+  SECRET_META,
+  secretField,
+  type SecretValue,
+  secretValues,
+} from "./secret_fields.ts";
 export {
   literalPrefix,
   MIN_MARKER_LENGTH,

@@ -102,8 +102,13 @@ export class JsonlSessionStore implements SessionStore {
    */
   static open(options: JsonlStoreOptions): JsonlSessionStore {
     const dir = resolve(options.dir);
-    Deno.mkdirSync(dir, { recursive: true });
-    const lock = Deno.openSync(join(dir, LOCK_FILE), { read: true, write: true, create: true });
+    Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const lock = Deno.openSync(join(dir, LOCK_FILE), {
+      read: true,
+      write: true,
+      create: true,
+      mode: 0o600,
+    });
     if (!lock.tryLockSync(true)) {
       lock.close();
       throw new TerretError(

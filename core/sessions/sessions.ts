@@ -67,7 +67,7 @@ export interface InvariantReport {
 /** Options for {@linkcode Sessions.registerScrubber}. */
 export interface ScrubberOptions {
   /**
-   * The replacement text the scrubber writes in place of what it removes (`[REDACTED]`). Declaring it lets
+   * The replacement text the scrubber writes in place of what it removes (`-REDACTED-`). Declaring it lets
    * consumers recognise redacted values: the loop refuses to re-execute, on resume, a tool call whose logged name or
    * arguments carry a marker, since the call can no longer be reconstructed.
    */

@@ -9,7 +9,7 @@ import { TerretError } from "../errors.ts";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { setImmediate } from "node:timers";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { z } from "zod";
 import { envelopeOf, type EventDraft, type SessionEvent } from "./envelope.ts";
 import { GroupCommit, type Settled } from "./_group_commit.ts";
@@ -171,7 +171,12 @@ export class SqliteSessionStore implements SessionStore {
   static open(options: SqliteStoreOptions): SqliteSessionStore {
     const path = options.path === ":memory:" ? options.path : resolve(options.path);
     try {
-      if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+      if (path !== ":memory:") {
+        // The store holds every tool output: its directory is the owner's alone (0700) and the file is created
+        // 0600 before SQLite opens it, so the -wal and -shm files SQLite creates take the same mode.
+        mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+        closeSync(openSync(path, "a", 0o600));
+      }
       const db = new DatabaseSync(path);
       db.exec(`PRAGMA busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
       db.exec("PRAGMA journal_mode = WAL");

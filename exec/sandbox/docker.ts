@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { BOOT_LABEL, HOME_LABEL, reapStaleContainers } from "./docker_reap.ts";
 import { definePlugin, type HostPermissions, type Logger, type Plugin } from "@terret/hames";
 import { TerretError } from "../errors.ts";
 import { type Sandbox, SandboxKey, WorkspaceKey } from "@terret/core";
@@ -64,6 +65,8 @@ const RESERVED = ["/proc", "/sys", "/dev", RUN_DIR];
 export interface DockerSandboxOptions {
   /** The granted real directories, mounted read-write at the same path. */
   readonly dirs: readonly string[];
+  /** The Terret home, written on the container as a label so a later boot can find it. */
+  readonly home?: string;
   /** The image (default {@linkcode DEFAULT_SANDBOX_IMAGE}). */
   readonly image?: string;
   /** The container network (default `"none"`; anything else makes `isolated` false). */
@@ -114,7 +117,11 @@ export class DockerSandbox implements Sandbox, AsyncDisposable {
     this.#dirs = Object.freeze([...options.dirs]);
     this.isolated = (options.network ?? "none") === "none";
     this.#containerName = `terret-sandbox-${Deno.pid}-${randomId(4)}`;
+    this.bootId = randomId(8);
   }
+
+  /** This boot's id (the container's `org.terret.sandbox.boot` label). */
+  readonly bootId: string;
 
   /** The container's name (it exists once `workspaceReady` resolved). */
   get container(): string {
@@ -140,7 +147,10 @@ export class DockerSandbox implements Sandbox, AsyncDisposable {
 
   async wrap(argv: readonly string[], options: WrapOptions): Promise<WrappedCommand> {
     checkArgv(argv);
-    const env = checkEnv(options.env);
+    // PATH and HOME are the image's own: the host's name host directories the container does not have.
+    const env = Object.fromEntries(
+      Object.entries(checkEnv(options.env)).filter(([name]) => !IMAGE_OWN_ENV.has(name)),
+    );
     const cwd = await containedCwd(options.cwd, this.#dirs);
     await this.workspaceReady();
     const id = randomId();
@@ -210,7 +220,10 @@ export class DockerSandbox implements Sandbox, AsyncDisposable {
       "org.terret.sandbox=1",
       "--label",
       `org.terret.sandbox.host_pid=${Deno.pid}`,
+      "--label",
+      `${BOOT_LABEL}=${this.bootId}`,
     );
+    if (o.home !== undefined) args.push("--label", `${HOME_LABEL}=${o.home}`);
     args.push("--network", o.network ?? "none", "--hostname", "terret-sandbox");
     const user = o.user === undefined ? hostUser() : o.user;
     if (user !== null) args.push("--user", user);
@@ -291,6 +304,7 @@ export interface DockerSandboxConfig {
   readonly docker: string;
   readonly start_timeout_ms: number;
   readonly harden: boolean;
+  readonly home?: string | undefined;
 }
 
 const schema: z.ZodType<DockerSandboxConfig> = z.object({
@@ -312,6 +326,10 @@ const schema: z.ZodType<DockerSandboxConfig> = z.object({
   ),
   harden: z.boolean().default(true).describe(
     "Drop every capability and set no-new-privileges in the container",
+  ),
+  home: z.string().min(1).optional().describe(
+    "The Terret home (the base bundle passes it): the container is labelled with it, and at mount the containers " +
+      "of this home left by an earlier boot (a server killed with SIGKILL) are removed",
   ),
 });
 
@@ -342,8 +360,25 @@ export const dockerSandboxPlugin: Plugin<DockerSandboxConfig> = definePlugin({
       ...(config.user === undefined ? { sys: ["uid", "gid"] } : {}),
     };
   },
-  apply(ctx, config) {
+  async apply(ctx, config) {
+    if (config.home !== undefined) {
+      // One server per home (the home lock): a container of this home from another boot is stale.
+      try {
+        const reaped = await reapStaleContainers({ docker: config.docker, home: config.home });
+        if (reaped.length > 0) {
+          ctx.logger.log("warn", "Removed stale sandbox containers left by an earlier boot", {
+            home: config.home,
+            containers: reaped,
+          });
+        }
+      } catch (error) {
+        ctx.logger.log("debug", "Cannot look for stale sandbox containers", {
+          error: (error as Error).message,
+        });
+      }
+    }
     const sandbox = new DockerSandbox({
+      ...(config.home === undefined ? {} : { home: config.home }),
       dirs: ctx.get(WorkspaceKey).dirs,
       image: config.image,
       network: config.network,
@@ -376,6 +411,9 @@ function checkMountable(dir: string): void {
     );
   }
 }
+
+/** Variables the container's image defines for itself; the host's values are not passed in. */
+const IMAGE_OWN_ENV: ReadonlySet<string> = new Set(["PATH", "HOME"]);
 
 function isClientName(name: string): boolean {
   return /^DOCKER_/i.test(name);

@@ -78,6 +78,7 @@ Deno.test("DockerSandbox builds the docker run and docker exec argvs", async () 
       memory: "256m",
       cpus: 1.5,
       pidsLimit: 64,
+      home: "/srv/terret-home",
     });
     assert.equal(sandbox.isolated, false);
     assert.deepStrictEqual(sandbox.runArgs(), [
@@ -90,6 +91,10 @@ Deno.test("DockerSandbox builds the docker run and docker exec argvs", async () 
       "org.terret.sandbox=1",
       "--label",
       `org.terret.sandbox.host_pid=${Deno.pid}`,
+      "--label",
+      `org.terret.sandbox.boot=${sandbox.bootId}`,
+      "--label",
+      "org.terret.sandbox.home=/srv/terret-home",
       "--network",
       "bridge",
       "--hostname",
@@ -116,7 +121,7 @@ Deno.test("DockerSandbox builds the docker run and docker exec argvs", async () 
     ]);
     const rootUser = new DockerSandbox({ dirs: [root], user: null, harden: false });
     assert.equal(rootUser.isolated, true);
-    assert.deepStrictEqual(rootUser.runArgs().slice(9, 16), [
+    assert.deepStrictEqual(rootUser.runArgs().slice(11, 18), [
       "--network",
       "none",
       "--hostname",
@@ -126,7 +131,7 @@ Deno.test("DockerSandbox builds the docker run and docker exec argvs", async () 
       "--mount",
     ]);
     const host = new DockerSandbox({ dirs: [root] });
-    assert.deepStrictEqual(host.runArgs().slice(13, 15), ["--user", `${Deno.uid()}:${Deno.gid()}`]);
+    assert.deepStrictEqual(host.runArgs().slice(15, 17), ["--user", `${Deno.uid()}:${Deno.gid()}`]);
   } finally {
     await Deno.remove(root, { recursive: true });
   }

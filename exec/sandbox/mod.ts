@@ -21,3 +21,4 @@ export {
   denoSandboxPlugin,
 } from "./deno.ts";
 export { type ProbeSandboxOptions, probeSandboxProviders, type SandboxProbe } from "./probe.ts";
+export { BOOT_LABEL, HOME_LABEL, type ReapOptions, reapStaleContainers } from "./docker_reap.ts";

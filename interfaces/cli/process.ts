@@ -43,6 +43,7 @@ export async function runTrtProcess(): Promise<never> {
       env: { get: (name) => Deno.env.get(name) },
       cwd: Deno.cwd(),
       signal: stop.signal,
+      stdin: Deno.stdin.readable,
     }, { checks: TRT_CHECKS });
   } catch (error) {
     write(Deno.stderr)(`trt: internal error: ${(error as Error)?.stack ?? String(error)}\n`);

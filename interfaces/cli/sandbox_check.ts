@@ -8,8 +8,14 @@
 import { pluginProvides } from "@terret/hames";
 import { SandboxKey } from "@terret/core";
 import type { DenoSandboxConfig, DockerSandboxConfig, SandboxProbe } from "@terret/exec/sandbox";
+import { reapStaleContainers } from "@terret/exec/sandbox";
 import { probeSandboxProviders } from "@terret/exec";
-import type { DoctorCheck, DoctorFinding, PreparedRow } from "@terret/terret";
+import {
+  acquireHomeLock,
+  type DoctorCheck,
+  type DoctorFinding,
+  type PreparedRow,
+} from "@terret/terret";
 
 /** Options of {@linkcode createSandboxCheck}. */
 export interface SandboxCheckOptions {
@@ -56,9 +62,39 @@ export function createSandboxCheck(options: SandboxCheckOptions = {}): DoctorChe
         }: ${found.reason}`,
       }));
       findings.push(judge(row, probes));
+      const dockerWorks = probes.some((found) => found.name === "docker" && found.available);
+      if (docker?.home !== undefined && dockerWorks) findings.push(...await reap(docker));
       return findings;
     },
   };
+}
+
+/**
+ * Removes the containers a killed server of this home left behind, when no server holds the home (at `serve` the
+ * lock is held, and the row itself reaps at mount).
+ */
+async function reap(docker: DockerSandboxConfig): Promise<DoctorFinding[]> {
+  const lock = await acquireHomeLock(docker.home!).catch(() => undefined);
+  if (lock === undefined) return [];
+  try {
+    const reaped = await reapStaleContainers({ docker: docker.docker, home: docker.home! });
+    if (reaped.length === 0) return [];
+    return [{
+      level: "warning",
+      check: "sandbox",
+      message: `removed ${reaped.length} stale sandbox container${
+        reaped.length === 1 ? "" : "s"
+      } of this home that a server killed without shutting down left running: ${reaped.join(", ")}`,
+    }];
+  } catch (error) {
+    return [{
+      level: "warning",
+      check: "sandbox",
+      message: `cannot look for stale sandbox containers: ${(error as Error).message}`,
+    }];
+  } finally {
+    await lock.release();
+  }
 }
 
 /** The sandbox check with the real probe (what `trt` runs). */

@@ -8,8 +8,10 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
+  acquireHomeLock,
   bootResolved,
   type DoctorFinding,
+  ensureHome,
   permissionFlags,
   type PreparedRow,
   type ResolvedProfile,
@@ -21,7 +23,14 @@ import type { VerbContext } from "./trt.ts";
 /** `trt serve`. */
 export async function serveVerb(context: VerbContext): Promise<number> {
   const resolved = await context.resolve();
+  await ensureHome(resolved.home);
   if (context.args.booleans.has("scoped")) return await serveScoped(context, resolved);
+  // One server per home: a second one would interleave turns of the same agents in the same sessions.
+  await using _lock = await acquireHomeLock(resolved.home);
+  return await serveLocked(context, resolved);
+}
+
+async function serveLocked(context: VerbContext, resolved: ResolvedProfile): Promise<number> {
   const { io } = context;
   const booted = await bootResolved(resolved, {
     ...context.resolveOptions,

@@ -20,6 +20,7 @@ import { type FlagSpec, parseArgs, type ParsedArgs, renderHelp, UsageError } fro
 import { doctorVerb, dumpConfigVerb, permissionsVerb } from "./inspect.ts";
 import { usageVerb } from "./usage.ts";
 import { serveVerb } from "./serve.ts";
+import { credentialsVerb } from "./credentials_verb.ts";
 import type { PluginLike } from "@terret/hames";
 
 /** What `trt` reads and writes; `main.ts` passes the process's, tests pass their own. */
@@ -34,6 +35,8 @@ export interface TrtIo {
   readonly cwd: string;
   /** Aborting it stops `serve` gracefully (`main.ts` aborts on SIGINT and SIGTERM). */
   readonly signal?: AbortSignal;
+  /** Standard input (`trt credentials set` reads the value here). */
+  readonly stdin?: ReadableStream<Uint8Array>;
 }
 
 /** How `trt` is composed: the doctor checks and, for tests, extra trusted bundle directories. */
@@ -117,7 +120,11 @@ const VERBS: Readonly<Record<string, Verb>> = {
   },
   "dump-config": {
     summary: "Print the resolved config tree, each row annotated with the layers that set it.",
-    details: ["Tags are printed as written (`!env NAME`); no secret is resolved."],
+    details: [
+      "Tags are printed as written (`!env NAME`); no secret is resolved. A literal secret (a value the",
+      "plugin's schema marks secret, or under a key named like one: api_key, token, password, …) is",
+      "printed as -SECRET- with the layer that set it.",
+    ],
     flags: PROFILE_FLAGS,
     run: dumpConfigVerb,
   },
@@ -161,8 +168,19 @@ const VERBS: Readonly<Record<string, Verb>> = {
     ],
     run: usageVerb,
   },
+  credentials: {
+    summary: "Edit the encrypted credential store: set NAME (value on stdin), list, delete NAME.",
+    details: [
+      "Usage: trt credentials set|list|delete [NAME] [flags]",
+      "The store is the file the credentials row names (AES-256-GCM, mode 0600), keyed by",
+      "TERRET_CREDENTIALS_KEY (32 bytes, base64: openssl rand -base64 32). A value is read from",
+      "standard input and never printed; list prints names only.",
+    ],
+    flags: PROFILE_FLAGS,
+    run: () => Promise.resolve(2), // dispatched with its action and name by runTrt
+  },
   acp: {
-    summary: "Serve the profile to an editor over the Agent Client Protocol on stdio.",
+    summary: "Not available: the ACP interface has not landed (this verb only says so).",
     details: ["Not available yet: the ACP interface has not landed."],
     flags: PROFILE_FLAGS,
     run: (context) => {
@@ -203,6 +221,12 @@ export async function runTrt(
     return 2;
   }
   let parsed: ParsedArgs;
+  const positional: string[] = [];
+  if (name === "credentials") {
+    while (positional.length < 2 && rest[0] !== undefined && !rest[0].startsWith("-")) {
+      positional.push(rest.shift()!);
+    }
+  }
   try {
     parsed = parseArgs(name, rest, verb.flags);
   } catch (error) {
@@ -235,6 +259,15 @@ export async function runTrt(
     resolve: () => resolveProfile(profile, resolveOptions),
   };
   try {
+    if (name === "credentials") {
+      if (positional[0] === undefined) {
+        io.stderr(
+          "trt credentials: an action is needed (usage: trt credentials set|list|delete [NAME])\n",
+        );
+        return 2;
+      }
+      return await credentialsVerb(context, positional[0], positional[1]);
+    }
     return await verb.run(context);
   } catch (error) {
     return reportFailure(name, error, io);

@@ -49,7 +49,7 @@ Deno.test("trt without a verb, with an unknown verb or flag, or a missing value 
   assert.deepStrictEqual(await trt(["frob"], io()), [
     2,
     "",
-    'trt: unknown verb "frob" (verbs: serve, dump-config, doctor, permissions, usage, acp; see trt --help)\n',
+    'trt: unknown verb "frob" (verbs: serve, dump-config, doctor, permissions, usage, credentials, acp; see trt --help)\n',
   ]);
   assert.deepStrictEqual(await trt(["doctor", "--verbose"], io()), [
     2,
@@ -105,7 +105,7 @@ Deno.test("trt permissions prints the headless profile's flags: the exec rows' g
       // The llm.main row reaches OpenRouter and reads its key from OPENROUTER_API_KEY; the interfaces.ws row
       // listens on 127.0.0.1:7878 and reads its token from TERRET_TOKEN.
       "--allow-net=127.0.0.1:7878,openrouter.ai",
-      "--allow-env=DOCKER_API_VERSION,DOCKER_CERT_PATH,DOCKER_CONFIG,DOCKER_CONTEXT,DOCKER_HOST,DOCKER_TLS_VERIFY,HOME,LANG,LC_ALL,LC_CTYPE,LOGNAME,OPENROUTER_API_KEY,PATH,TERRET_TOKEN,TMPDIR,TZ,USER",
+      "--allow-env=DOCKER_API_VERSION,DOCKER_CERT_PATH,DOCKER_CONFIG,DOCKER_CONTEXT,DOCKER_HOST,DOCKER_TLS_VERIFY,HOME,LANG,LC_ALL,LC_CTYPE,LOGNAME,OPENROUTER_API_KEY,PATH,TERRET_CREDENTIALS_KEY,TERRET_TOKEN,TMPDIR,TZ,USER",
       "--allow-run",
       `--allow-ffi=${ffi}`,
       "--allow-sys=gid,uid",
@@ -119,16 +119,22 @@ Deno.test("trt permissions prints the headless profile's flags: the exec rows' g
     unscopedBy: ["sandbox", "subprocess", "shell", "terminals"],
     // Sorted, so where the clone and the temporary home live decides the order.
     scopes: [
+      `${home.dir}/credentials`,
+      `${home.dir}/serve.lock`,
       `${home.dir}/sessions`,
       `${home.dir}/ws`,
       `${ROOT}bundles/base.yml`,
       `${ROOT}bundles/profiles/headless`,
     ].sort(),
     by: {
+      // The encrypted credential store's directory.
+      [`${home.dir}/credentials`]: ["credentials"],
       // The SQLite store's directory under the Terret home (the file, its -wal and -shm siblings).
       [`${home.dir}/sessions`]: ["sessions.store"],
       // The socket's token file (generated there when TERRET_TOKEN is unset).
       [`${home.dir}/ws`]: ["interfaces.ws"],
+      // trt serve's home lock.
+      [`${home.dir}/serve.lock`]: ["trt"],
       [`${ROOT}bundles/base.yml`]: ["trt"],
       [`${ROOT}bundles/profiles/headless`]: ["trt"],
     },

@@ -6,6 +6,7 @@
  */
 import { isAbsolute, join } from "node:path";
 import { z } from "zod";
+import { secretField } from "@terret/core/redaction";
 
 /** Characters a token may hold: also valid in a subprotocol name, so a browser can send `bearer.<token>`. */
 export const TOKEN_PATTERN: RegExp = /^[A-Za-z0-9._~+/=-]{16,512}$/;
@@ -76,9 +77,11 @@ const schema: z.ZodType<WsConfig, WsConfigInput> = z.strictObject({
   ),
   tokens: z.array(
     z.strictObject({
-      token: z.string().regex(
-        TOKEN_PATTERN,
-        "a token is 16 to 512 characters from A-Z a-z 0-9 . _ ~ + / = -",
+      token: secretField(
+        z.string().regex(
+          TOKEN_PATTERN,
+          "a token is 16 to 512 characters from A-Z a-z 0-9 . _ ~ + / = -",
+        ),
       ),
       agents: z.array(z.string().min(1).max(256)).min(1).describe(
         "Case-sensitive fnmatch globs over agent ids this token may connect to (* for all)",

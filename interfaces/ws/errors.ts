@@ -13,6 +13,7 @@ import { CORE_ERRORS, type CoreErrorCode } from "@terret/core";
 
 /** The codes the socket throws, each with the condition it names (rendered into `docs/errors.md`). */
 export const WS_ERROR_CODES = {
+  AddrInUse: "The socket's listen address is already in use by another process",
   ApprovalsDisabled: "An approval answer reached a server with no approvals row enabled",
   NoToken: "The socket was started with no token configured",
   QuotaExceeded:

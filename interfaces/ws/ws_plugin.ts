@@ -5,7 +5,7 @@
  * @module
  */
 import { defineService, type HostPermissions, Service, type ServiceKey } from "@terret/hames";
-import { AgentsKey, ApprovalsKey, SessionsKey } from "@terret/core";
+import { AgentsKey, ApprovalsKey, CredentialsKey, SessionsKey } from "@terret/core";
 import { agentsGateway } from "./agent_gateway.ts";
 import { tokenFilePath, type WsConfig, wsConfig, type WsConfigInput } from "./config.ts";
 import { resolveTokens, type TokenReport } from "./token_file.ts";
@@ -70,7 +70,8 @@ export class WsInterface extends Service<WsConfig> implements WsService {
 
   /** Resolves the tokens (generating the token file when it is the only source), binds the address and serves. */
   override async start(): Promise<void> {
-    const { grants, report } = await resolveTokens(this.config, Deno.env);
+    const { grants, report } = await resolveTokens(this.config, this.#env());
+    this.#holdSecrets(grants);
     this.#server = await WsServer.start({
       ctx: this.ctx,
       sessions: this.ctx.get(SessionsKey),
@@ -92,7 +93,8 @@ export class WsInterface extends Service<WsConfig> implements WsService {
 
   /** Applies a new config to the running server (its tokens resolved again). */
   override async reconfigure(config: WsConfig): Promise<void> {
-    const { grants, report } = await resolveTokens(config, Deno.env);
+    const { grants, report } = await resolveTokens(config, this.#env());
+    this.#holdSecrets(grants);
     await this.#running().reconfigure({ ...config, tokens: grants });
     this.#tokens = report;
   }
@@ -116,6 +118,18 @@ export class WsInterface extends Service<WsConfig> implements WsService {
   tokens(): TokenReport {
     this.#running();
     return this.#tokens!;
+  }
+
+  /** The environment, read through the credentials row (the one door for secrets) when there is one. */
+  #env(): { get(name: string): string | undefined } {
+    const credentials = this.ctx.maybe(CredentialsKey);
+    return credentials === undefined ? Deno.env : { get: (name) => credentials.env(name) };
+  }
+
+  /** Every token (configured, from the environment, generated) is a secret the redactor must know. */
+  #holdSecrets(grants: readonly { readonly token: string }[]): void {
+    const credentials = this.ctx.maybe(CredentialsKey);
+    for (const grant of grants) credentials?.addSecret(this.ctx, grant.token);
   }
 
   #running(): WsServer {

@@ -209,7 +209,13 @@ Deno.test("WsServer.start() on an address in use rejects and leaves no listener 
         tokens: [{ token: TOKEN_A, agents: ["*"] }],
       }),
     }),
-    Deno.errors.AddrInUse,
+    {
+      name: "TerretError",
+      code: "AddrInUse",
+      message:
+        `Cannot listen on 127.0.0.1:${taken.addr.port}: the address is already in use (another ` +
+        `server holds it; stop it, or set the row's "port" key to a free port, 0 for any)`,
+    },
   );
   assert.equal(ctx.listenerCount(SessionEventAppended), before);
   await store.close();

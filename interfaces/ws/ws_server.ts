@@ -8,6 +8,7 @@
 import type { Context, Logger } from "@terret/hames";
 import { CompactionKey, type Sessions } from "@terret/core";
 import type { EventJson } from "@terret/core/sessions";
+import { TerretError } from "./errors.ts";
 import type { AgentGateway, AgentLink } from "./agent_gateway.ts";
 import { presentedToken, SUBPROTOCOL, TokenGate } from "./auth.ts";
 import type { WsConfig } from "./config.ts";
@@ -162,7 +163,8 @@ export class WsServer implements AsyncDisposable {
   /**
    * Binds the configured address and starts serving.
    *
-   * @throws {Deno.errors.AddrInUse} (or another listen error) when the address cannot be bound
+   * @throws {TerretError} `AddrInUse` naming the address and the `port` key when it is taken (another listen
+   *   error as is)
    */
   static start(options: WsServerOptions): Promise<WsServer> {
     const server = new WsServer(options);
@@ -274,6 +276,23 @@ export class WsServer implements AsyncDisposable {
   }
 
   #listen(config: WsConfig): Deno.HttpServer<Deno.NetAddr> {
+    try {
+      return this.#serve(config);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AddrInUse)) throw error;
+      const address = config.host.includes(":")
+        ? `[${config.host}]:${config.port}`
+        : `${config.host}:${config.port}`;
+      throw new TerretError(
+        "AddrInUse",
+        `Cannot listen on ${address}: the address is already in use (another server holds it; stop it, or ` +
+          `set the row's "port" key to a free port, 0 for any)`,
+        { cause: error, details: { host: config.host, port: config.port } },
+      );
+    }
+  }
+
+  #serve(config: WsConfig): Deno.HttpServer<Deno.NetAddr> {
     return Deno.serve({
       hostname: config.host,
       port: config.port,

@@ -102,7 +102,8 @@ Deno.test("the exec rows work under exactly the permissions they declare (sandbo
     "--allow-write",
     "--allow-net=openrouter.ai",
     `--allow-env=${
-      [...new Set(["HOME", "OPENROUTER_API_KEY", ...DEFAULT_INHERIT_ENV])].sort().join(",")
+      [...new Set(["HOME", "OPENROUTER_API_KEY", "TERRET_CREDENTIALS_KEY", ...DEFAULT_INHERIT_ENV])]
+        .sort().join(",")
     }`,
     "--allow-run",
     `--allow-ffi=${ptyScope()}`,
@@ -132,6 +133,7 @@ Deno.test({
         [
           ...new Set([
             "OPENROUTER_API_KEY",
+            "TERRET_CREDENTIALS_KEY",
             "DOCKER_API_VERSION",
             "DOCKER_CERT_PATH",
             "DOCKER_CONFIG",

@@ -25,11 +25,18 @@ export interface Served {
   kill(): Promise<void>;
 }
 
-/** Starts `trt serve --home home --patch …` (no model key, no TERRET_TOKEN) and waits until it runs. */
+/**
+ * Starts `trt serve --home home --patch …` (no model key, no TERRET_TOKEN unless `env` sets them) and waits until
+ * it runs.
+ */
 export async function serve(
   home: string,
   patches: readonly string[],
-  options: { readonly scoped?: boolean; readonly args?: readonly string[] } = {},
+  options: {
+    readonly scoped?: boolean;
+    readonly args?: readonly string[];
+    readonly env?: Readonly<Record<string, string>>;
+  } = {},
 ): Promise<Served> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
@@ -44,7 +51,7 @@ export async function serve(
       ...(options.args ?? []),
     ],
     cwd: ROOT,
-    env: { OPENROUTER_API_KEY: "", TERRET_TOKEN: "" },
+    env: { OPENROUTER_API_KEY: "", TERRET_TOKEN: "", ...options.env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

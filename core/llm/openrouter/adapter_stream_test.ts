@@ -297,7 +297,7 @@ Deno.test("the API key appears in no event, log record, or description of the ad
   });
   const first = await collect(llm.stream(REQUEST));
   const second = await collect(llm.stream(REQUEST));
-  const redacted = "Invalid key [REDACTED] (Authorization: Bearer [REDACTED])";
+  const redacted = "Invalid key -REDACTED- (Authorization: Bearer -REDACTED-)";
   assert.deepStrictEqual(first, [{
     type: "error",
     error: {

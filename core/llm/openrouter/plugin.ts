@@ -15,6 +15,8 @@ import type {
   StreamEvent,
 } from "../vocabulary.ts";
 import { estimateTokens } from "../token_estimate.ts";
+import { CredentialsKey } from "../../redaction/credentials.ts";
+import { secretField } from "../../redaction/secret_fields.ts";
 import {
   OPENROUTER_BASE_URL,
   OpenRouterAdapter,
@@ -58,7 +60,7 @@ export const OpenRouterConfigSchema: z.ZodType<OpenRouterConfig> = z.object({
   base_url: z.url({ protocol: /^https?$/ }).default(OPENROUTER_BASE_URL).describe(
     "The API root; any OpenAI-compatible server (vLLM, llama.cpp, Ollama, LM Studio) works",
   ),
-  api_key: z.string().min(1).optional().describe(
+  api_key: secretField(z.string().min(1)).optional().describe(
     "The API key, e.g. `!env OPENROUTER_API_KEY` (never logged, redacted from errors); when absent the row " +
       "reads the variable named by api_key_env, and without either every request fails with a clear error",
   ),
@@ -167,7 +169,12 @@ export const openRouterLlm: Plugin<OpenRouterConfig> = definePlugin({
     ...(config.api_key === undefined ? { env: [config.api_key_env] } : {}),
   }),
   apply(ctx, config) {
-    const key = openRouterKey(config);
+    // The credentials row is the one door for secrets: the key is read through it (which registers it with the
+    // redactor), and a literal or `!env` key is registered there too. Without that row the environment is read.
+    const credentials = ctx.maybe(CredentialsKey);
+    const key = config.api_key ??
+      (credentials === undefined ? openRouterKey(config) : credentials.env(config.api_key_env));
+    if (key !== undefined) credentials?.addSecret(ctx, key);
     const adapter: LlmAdapter = key === undefined
       ? new KeylessAdapter(config)
       : new OpenRouterAdapter({ ...openRouterOptions(config), apiKey: key, logger: ctx.logger });
