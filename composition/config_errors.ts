@@ -16,7 +16,6 @@ export const USER_CONFIG_ERRORS: ReadonlySet<string> = new Set<
   "CredentialsLocked",
   "CredentialsKeyInvalid",
   "CredentialsStoreInvalid",
-  "CredentialsStoreMissing",
   "ConfigShape",
   "ConfigInvalid",
   "ConfigCodeRefused",

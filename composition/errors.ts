@@ -20,6 +20,7 @@ export const COMPOSITION_ERROR_CODES = {
     "Config names plugin code to run and the operator did not pass --allow-config-code",
   ConfigShape: "A bundle, profile or patch file does not have the expected shape",
   ConfigSyntax: "A config file is not valid YAML",
+  HomeLocked: "Another trt serve holds the Terret home's lock (one server per home)",
   PatchAnchorMissing: "A patch inserts a row before or after a row that does not exist",
   PatchNotFound: "No patch file is at the path",
   PatchTargetMissing: "A patch overrides a row id no earlier layer declares",

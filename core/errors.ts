@@ -37,7 +37,6 @@ export const CORE_ERROR_CODES = {
     "The credential store exists but TERRET_CREDENTIALS_KEY is not set, so it is not read",
   CredentialsStoreInvalid:
     "The credential store cannot be decrypted with the key, or is not a credential store",
-  CredentialsStoreMissing: "The credential store the row names does not exist",
   InstructionsUnreadable: "The file a prompt row names as its system prompt cannot be read",
   InvalidAgentId: "An agent id does not match the session id pattern",
   InvalidBoundary: "A fork boundary is outside the source session or splits a turn",

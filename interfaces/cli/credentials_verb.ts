@@ -11,7 +11,7 @@ import {
   CredentialStore,
   credentialStorePath,
 } from "@terret/core/redaction";
-import { prepareRow, TerretError } from "@terret/terret";
+import { prepareRow } from "@terret/terret";
 import type { VerbContext } from "./trt.ts";
 
 const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
@@ -43,18 +43,18 @@ export async function credentialsVerb(
   const resolved = await context.resolve();
   const row = resolved.rows.find((candidate) => candidate.id === "credentials");
   if (row === undefined || row.disabled) {
-    throw new TerretError(
-      "CredentialsStoreMissing",
-      'Cannot edit credentials: the profile has no enabled "credentials" row',
+    io.stderr(
+      'trt credentials: Cannot edit credentials: the profile has no enabled "credentials" row\n',
     );
+    return 2;
   }
   const prepared = await prepareRow(resolved, row, { env: io.env });
   const path = credentialStorePath(prepared.parsed as CredentialsConfig);
   if (path === undefined) {
-    throw new TerretError(
-      "CredentialsStoreMissing",
-      'Cannot edit credentials: row "credentials" names no store (set its config key "store")',
+    io.stderr(
+      'trt credentials: Cannot edit credentials: row "credentials" names no store (set its config key "store")\n',
     );
+    return 2;
   }
   const store = await CredentialStore.open(path, io.env.get(CREDENTIALS_KEY_ENV));
   if (action === "list") {

@@ -84,6 +84,11 @@ Deno.test({
         `    config: { image: ${lane.image}, home: !setting terret.home }`,
         "  - id: tools.allow",
         "    config: { allow: [Bash] }",
+        // Nobody answers approvals here, and the cassette scripts the turns only (no title call).
+        "  - id: approvals",
+        "    config: { allow: [Bash], always_can_be_ruled: true }",
+        "  - id: titles",
+        "    config: { auto: false }",
         "  - id: llm.main",
         "    config: { model: scripted/model, api_key: unused-key-0000 }",
         "  - id: llm.replayer",

@@ -30,6 +30,11 @@ function patch(home: string, cassette: string, tokens: string): string {
     "    config: { acknowledge_unsandboxed: true }",
     "  - id: tools.allow",
     "    config: { allow: [Bash] }",
+    // Nobody answers approvals here, and the cassette scripts the turns only (no title call).
+    "  - id: approvals",
+    "    config: { allow: [Bash], always_can_be_ruled: true }",
+    "  - id: titles",
+    "    config: { auto: false }",
     "  - id: llm.main",
     `    config: { model: scripted/model, api_key: ${LITERAL_KEY} }`,
     "  - id: llm.subagent",
