@@ -16,6 +16,8 @@
  *
  * @module
  */
+/** The SDK's newline-delimited JSON stream over a byte pair (output first, then input). */
+export { ndJsonStream } from "@agentclientprotocol/sdk";
 export {
   type AcpServerOptions,
   promptContent,

@@ -33,6 +33,8 @@ export async function runTrtProcess(): Promise<never> {
     code = await runTrt(Deno.args, {
       stdout: write(Deno.stdout),
       stderr: write(Deno.stderr),
+      stdin: Deno.stdin.readable,
+      stdoutBytes: Deno.stdout.writable,
       env: { get: (name) => Deno.env.get(name) },
       cwd: Deno.cwd(),
       signal: stop.signal,

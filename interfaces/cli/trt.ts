@@ -18,6 +18,7 @@ import {
 } from "@terret/terret";
 import { type FlagSpec, parseArgs, type ParsedArgs, renderHelp, UsageError } from "./cli_args.ts";
 import { doctorVerb, dumpConfigVerb, permissionsVerb } from "./inspect.ts";
+import { acpVerb } from "./acp_verb.ts";
 import { serveVerb } from "./serve.ts";
 import type { PluginLike } from "@terret/hames";
 
@@ -31,6 +32,10 @@ export interface TrtIo {
   readonly env: EnvReader;
   /** The working directory relative paths resolve against. */
   readonly cwd: string;
+  /** Standard input as bytes (`trt acp` reads ACP from it). */
+  readonly stdin?: ReadableStream<Uint8Array>;
+  /** Standard output as bytes (`trt acp` writes ACP to it; default: through `stdout`). */
+  readonly stdoutBytes?: WritableStream<Uint8Array>;
   /** Aborting it stops `serve` gracefully (`main.ts` aborts on SIGINT and SIGTERM). */
   readonly signal?: AbortSignal;
 }
@@ -147,12 +152,12 @@ const VERBS: Readonly<Record<string, Verb>> = {
   },
   acp: {
     summary: "Serve the profile to an editor over the Agent Client Protocol on stdio.",
-    details: ["Not available yet: the ACP interface has not landed."],
+    details: [
+      "Reads ACP from stdin and writes only ACP to stdout (logs go to stderr); interfaces.* rows are not",
+      "mounted. A session's cwd must lie inside a workspace directory. See docs/acp.md.",
+    ],
     flags: PROFILE_FLAGS,
-    run: (context) => {
-      context.io.stderr("trt acp: not available yet (the ACP interface has not landed)\n");
-      return Promise.resolve(2);
-    },
+    run: acpVerb,
   },
 };
 
