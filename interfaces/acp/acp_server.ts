@@ -10,6 +10,7 @@ import type { Agents } from "@terret/core";
 import type { Content, SessionEvent, Sessions } from "@terret/core/sessions";
 import { isAbsolute, relative, resolve } from "node:path";
 import { projectEvent, projectionState, stopReasonOf } from "./projection.ts";
+import { type AcpApprovals, permissionRequest, verdictOf } from "./permissions.ts";
 
 /** JSON-RPC code for an unknown session (ACP's "resource not found"). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -32,6 +33,11 @@ export interface AcpServerOptions {
   readonly roots: readonly string[];
   /** Where diagnostics go (never the ACP stream). */
   readonly logger?: Logger;
+  /**
+   * The approvals seam: parked calls (`approval/requested`) are asked of the client with
+   * `session/request_permission` and its answer resolved here. Without it parked calls stay parked.
+   */
+  readonly approvals?: AcpApprovals;
   /** The `agentInfo` version (default `0.1.0`). */
   readonly version?: string;
 }
@@ -99,7 +105,7 @@ export function promptContent(blocks: readonly acp.ContentBlock[]): Content {
 export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.AgentConnection {
   const { sessions, agents, roots } = options;
   const tails = new Map<string, Tail>();
-  const link: { client?: acp.AgentContext } = {};
+  const link: { client?: acp.AgentContext; name?: string } = {};
 
   const unknown = (sessionId: string): acp.RequestError =>
     new acp.RequestError(
@@ -124,6 +130,8 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
     const entry: Tail = { abort: new AbortController(), waiter: undefined };
     tails.set(sessionId, entry);
     const state = projectionState();
+    const parked = new Map<string, { call: { id: string; name: string; args?: unknown } }>();
+    const asked = new Set<string>();
     const { promise, resolve: done, reject } = Promise.withResolvers<void>();
     if (from > ready) done();
     const run = async (): Promise<void> => {
@@ -131,6 +139,16 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
         const event of sessions.stream(sessionId, { from_seq: from, signal: entry.abort.signal })
       ) {
         await send(sessionId, event, state);
+        const request = (event.payload as { request_id?: string }).request_id ?? "";
+        if (event.type === "approval/requested") parked.set(request, event.payload as never);
+        if (event.type === "approval/resolved") parked.delete(request);
+        if (event.seq >= ready) {
+          for (const [id, payload] of parked) {
+            if (asked.has(id)) continue;
+            asked.add(id);
+            void ask(sessionId, id, payload);
+          }
+        }
         if (event.seq === ready) done();
         const waiter = entry.waiter;
         if (waiter === undefined || event.seq < waiter.from) continue;
@@ -162,22 +180,60 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
     }
   };
 
+  /** Asks the client about one parked call and records its answer (an answer never allows on its own). */
+  const ask = async (
+    sessionId: string,
+    requestId: string,
+    payload: { call: { id: string; name: string; args?: unknown } },
+  ): Promise<void> => {
+    const approvals = options.approvals;
+    if (approvals === undefined || link.client === undefined) return;
+    try {
+      const response = await link.client.request(
+        acp.methods.client.session.requestPermission,
+        permissionRequest(sessionId, payload),
+      );
+      await approvals.resolve(sessionId, requestId, verdictOf(response, link.name));
+    } catch (error) {
+      options.logger?.log("warn", "acp: a permission request was not resolved", {
+        session_id: sessionId,
+        request_id: requestId,
+        error: String(error),
+      });
+    }
+  };
+
+  const ignoredServers = (servers: readonly acp.McpServer[]): void => {
+    if (servers.length === 0) return;
+    options.logger?.log(
+      "warn",
+      "acp: client MCP servers are not mounted (mount them as profile rows)",
+      {
+        servers: servers.map((server) => server.name),
+      },
+    );
+  };
+
   const exists = async (sessionId: string): Promise<boolean> =>
     (await sessions.head(sessionId).catch(() => 0)) > 0;
 
   const app = acp.agent()
-    .onRequest(acp.methods.agent.initialize, ({ params }) => ({
-      protocolVersion: Math.min(params.protocolVersion, acp.PROTOCOL_VERSION),
-      agentCapabilities: {
-        loadSession: true,
-        promptCapabilities: { image: true, audio: false, embeddedContext: true },
-        mcpCapabilities: { http: false, sse: false },
-      },
-      agentInfo: { name: "terret", title: "Terret", version: options.version ?? "0.1.0" },
-      authMethods: [],
-    }))
+    .onRequest(acp.methods.agent.initialize, ({ params }) => {
+      if (params.clientInfo?.name !== undefined) link.name = params.clientInfo.name;
+      return {
+        protocolVersion: Math.min(params.protocolVersion, acp.PROTOCOL_VERSION),
+        agentCapabilities: {
+          loadSession: true,
+          promptCapabilities: { image: true, audio: false, embeddedContext: true },
+          mcpCapabilities: { http: false, sse: false },
+        },
+        agentInfo: { name: "terret", title: "Terret", version: options.version ?? "0.1.0" },
+        authMethods: [],
+      };
+    })
     .onRequest(acp.methods.agent.session.new, async ({ params }) => {
       checkCwd(params.cwd);
+      ignoredServers(params.mcpServers);
       const sessionId = crypto.randomUUID();
       await agents.ensure(sessionId, { meta: { acp: { cwd: params.cwd } } });
       const head = await sessions.head(sessionId);
@@ -186,6 +242,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
     })
     .onRequest(acp.methods.agent.session.load, async ({ params }) => {
       checkCwd(params.cwd);
+      ignoredServers(params.mcpServers);
       if (!await exists(params.sessionId)) throw unknown(params.sessionId);
       const head = await sessions.head(params.sessionId);
       await tail(params.sessionId, 1, head);

@@ -26,6 +26,13 @@ export {
   withinRoots,
 } from "./acp_server.ts";
 export {
+  type AcpApprovals,
+  type AcpVerdict,
+  PERMISSION_OPTIONS,
+  permissionRequest,
+  verdictOf,
+} from "./permissions.ts";
+export {
   projectEvent,
   type ProjectionState,
   projectionState,
