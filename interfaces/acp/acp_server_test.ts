@@ -276,3 +276,33 @@ Deno.test("bad requests get clear errors and the connection keeps serving", asyn
     connection.close();
   }
 });
+
+Deno.test("a turn that runs out of steps answers max_turn_requests", async () => {
+  const read = scriptedTool("Read");
+  const stack = await createAgentStack({
+    adapter: scriptedAdapter([
+      toolCallsReply([{ id: "c1", name: "Read", args: { file_path: `${ROOT}/a.txt` } }]),
+    ]),
+    allow: ["Read"],
+    maxSteps: 1,
+  });
+  await using _stack = stack;
+  stack.tools.register(stack.ctx, read.definition);
+  const { connection, agent } = connectPair({ ...stack, roots: [ROOT] });
+  try {
+    await initialize(agent);
+    const { sessionId } = await agent.request(acp.methods.agent.session.new, {
+      cwd: ROOT,
+      mcpServers: [],
+    });
+    assert.deepStrictEqual(
+      await agent.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: "loop" }],
+      }),
+      { stopReason: "max_turn_requests" },
+    );
+  } finally {
+    connection.close();
+  }
+});
