@@ -292,9 +292,11 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
 
   const connection = app.connect(stream);
   link.client = connection.client;
-  connection.closed.finally(() => {
+  const release = (): void => {
     for (const entry of tails.values()) entry.abort.abort();
     tails.clear();
-  });
+  };
+  // A connection that ends with an error (a broken pipe) releases the same way; the error is the caller's to see.
+  connection.closed.then(release, release);
   return connection;
 }

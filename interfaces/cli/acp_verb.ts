@@ -64,7 +64,12 @@ export async function acpVerb(context: VerbContext): Promise<number> {
     });
     const stop = Promise.withResolvers<void>();
     io.signal?.addEventListener("abort", () => stop.resolve(), { once: true });
-    await Promise.race([connection.closed, stop.promise]);
+    await Promise.race([
+      connection.closed.catch((error: unknown) => {
+        ctx.logger.log("warn", "acp: the connection ended with an error", { error: String(error) });
+      }),
+      stop.promise,
+    ]);
     connection.close();
     await Promise.all(agents.list().map((agent) => agent.idle()));
   } finally {
