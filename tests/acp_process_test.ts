@@ -92,6 +92,9 @@ Deno.test("trt acp speaks only ACP on stdout, and a turn whose client died finis
       "  - id: sandbox",
       "    plugin: sandbox-none",
       "    config: { acknowledge_unsandboxed: true }",
+      // The fake model scripts the turns only: no title call.
+      "  - id: titles",
+      "    config: { auto: false }",
       "",
     ].join("\n"),
   );
