@@ -17,7 +17,7 @@ export const SECRET_META: Readonly<{ secret: true }> = Object.freeze({ secret: t
  * @example
  * ```ts
  * import { z } from "zod";
- * import { isSecretSchema, secretField } from "@terret/core";
+ * import { isSecretSchema, secretField } from "@terret/core/redaction";
  * const schema = secretField(z.string().min(1));
  * console.log(isSecretSchema(schema)); // true
  * ```

@@ -1,3 +1,41 @@
-/** stub. @module */
-/** x. */
-export const X: number = 1;
+/**
+ * `@terret/acp`: Terret's Agent Client Protocol server. Editors drive Terret agents over newline-delimited JSON-RPC
+ * on stdio; each ACP session is a durable Terret session driven by the agent of the same id, and every
+ * `session/update` is projected from the session log (docs/acp.md).
+ *
+ * @example
+ * ```ts ignore
+ * import * as acp from "@agentclientprotocol/sdk";
+ * import { serveAcp } from "@terret/acp";
+ *
+ * const connection = serveAcp(acp.ndJsonStream(Deno.stdout.writable, Deno.stdin.readable), {
+ *   sessions, agents, roots: [Deno.cwd()],
+ * });
+ * await connection.closed;
+ * ```
+ *
+ * @module
+ */
+/** The SDK's newline-delimited JSON stream over a byte pair (output first, then input). */
+export { ndJsonStream } from "@agentclientprotocol/sdk";
+export {
+  type AcpServerOptions,
+  promptContent,
+  RESOURCE_NOT_FOUND,
+  serveAcp,
+  withinRoots,
+} from "./acp_server.ts";
+export {
+  type AcpApprovals,
+  type AcpVerdict,
+  PERMISSION_OPTIONS,
+  permissionRequest,
+  verdictOf,
+} from "./permissions.ts";
+export {
+  projectEvent,
+  type ProjectionState,
+  projectionState,
+  stopReasonOf,
+  toolKind,
+} from "./projection.ts";

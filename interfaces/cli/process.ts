@@ -40,10 +40,11 @@ export async function runTrtProcess(): Promise<never> {
     code = await runTrt(Deno.args, {
       stdout: write(Deno.stdout),
       stderr: write(Deno.stderr),
+      stdin: Deno.stdin.readable,
+      stdoutBytes: Deno.stdout.writable,
       env: { get: (name) => Deno.env.get(name) },
       cwd: Deno.cwd(),
       signal: stop.signal,
-      stdin: Deno.stdin.readable,
     }, { checks: TRT_CHECKS });
   } catch (error) {
     write(Deno.stderr)(`trt: internal error: ${(error as Error)?.stack ?? String(error)}\n`);

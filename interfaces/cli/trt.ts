@@ -19,6 +19,7 @@ import {
 import { type FlagSpec, parseArgs, type ParsedArgs, renderHelp, UsageError } from "./cli_args.ts";
 import { doctorVerb, dumpConfigVerb, permissionsVerb } from "./inspect.ts";
 import { usageVerb } from "./usage.ts";
+import { acpVerb } from "./acp_verb.ts";
 import { serveVerb } from "./serve.ts";
 import { credentialsVerb } from "./credentials_verb.ts";
 import type { PluginLike } from "@terret/hames";
@@ -33,10 +34,12 @@ export interface TrtIo {
   readonly env: EnvReader;
   /** The working directory relative paths resolve against. */
   readonly cwd: string;
+  /** Standard input as bytes (`trt acp` reads ACP from it; `trt credentials set` reads the value here). */
+  readonly stdin?: ReadableStream<Uint8Array>;
+  /** Standard output as bytes (`trt acp` writes ACP to it; default: through `stdout`). */
+  readonly stdoutBytes?: WritableStream<Uint8Array>;
   /** Aborting it stops `serve` gracefully (`main.ts` aborts on SIGINT and SIGTERM). */
   readonly signal?: AbortSignal;
-  /** Standard input (`trt credentials set` reads the value here). */
-  readonly stdin?: ReadableStream<Uint8Array>;
 }
 
 /** How `trt` is composed: the doctor checks and, for tests, extra trusted bundle directories. */
@@ -180,13 +183,13 @@ const VERBS: Readonly<Record<string, Verb>> = {
     run: () => Promise.resolve(2), // dispatched with its action and name by runTrt
   },
   acp: {
-    summary: "Not available: the ACP interface has not landed (this verb only says so).",
-    details: ["Not available yet: the ACP interface has not landed."],
+    summary: "Serve the profile to an editor over the Agent Client Protocol on stdio.",
+    details: [
+      "Reads ACP from stdin and writes only ACP to stdout (logs go to stderr); interfaces.* rows are not",
+      "mounted. A session's cwd must lie inside a workspace directory. See docs/acp.md.",
+    ],
     flags: PROFILE_FLAGS,
-    run: (context) => {
-      context.io.stderr("trt acp: not available yet (the ACP interface has not landed)\n");
-      return Promise.resolve(2);
-    },
+    run: acpVerb,
   },
 };
 

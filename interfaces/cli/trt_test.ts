@@ -73,7 +73,7 @@ Deno.test("trt without a verb, with an unknown verb or flag, or a missing value 
   ]);
 });
 
-Deno.test("every verb has --help; acp says it is not available yet and exits 2", async () => {
+Deno.test("every verb has --help; acp without a standard input stream says so and exits 1", async () => {
   for (const verb of ["serve", "dump-config", "doctor", "permissions", "acp"]) {
     const [code, out, err] = await trt([verb, "--help"], io());
     assert.equal(code, 0);
@@ -81,9 +81,9 @@ Deno.test("every verb has --help; acp says it is not available yet and exits 2",
     assert.equal(err, "");
   }
   assert.deepStrictEqual(await trt(["acp"], io()), [
-    2,
+    1,
     "",
-    "trt acp: not available yet (the ACP interface has not landed)\n",
+    "trt acp: cannot serve ACP: this process has no standard input stream\n",
   ]);
 });
 

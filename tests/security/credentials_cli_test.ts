@@ -103,11 +103,11 @@ Deno.test("trt serve refuses to boot on a credential store present without its k
   );
 });
 
-Deno.test("trt --help says the acp verb is not available", async () => {
+Deno.test("trt --help describes the acp verb as what it does", async () => {
   const help = await trt(["--help"], {});
   assert.equal(help.code, 0);
   assert.equal(
     help.stdout.split("\n").find((line) => line.trimStart().startsWith("acp")),
-    "  acp          Not available: the ACP interface has not landed (this verb only says so).",
+    "  acp          Serve the profile to an editor over the Agent Client Protocol on stdio.",
   );
 });

@@ -1,0 +1,302 @@
+/**
+ * The ACP agent side over one connection: `initialize`, `session/new`, `session/load`, `session/prompt` and
+ * `session/cancel`, each session's `session/update`s projected from its durable log.
+ *
+ * @module
+ */
+import * as acp from "@agentclientprotocol/sdk";
+import type { Logger } from "@terret/hames";
+import type { Agents } from "@terret/core";
+import type { Content, SessionEvent, Sessions } from "@terret/core/sessions";
+import { isAbsolute, relative, resolve } from "node:path";
+import { projectEvent, projectionState, stopReasonOf } from "./projection.ts";
+import { type AcpApprovals, permissionRequest, verdictOf } from "./permissions.ts";
+
+/** JSON-RPC code for an unknown session (ACP's "resource not found"). */
+export const RESOURCE_NOT_FOUND = -32002;
+
+/** A `-32602` error whose data names the offending field, with the message as given. */
+function invalidParams(
+  data: { field: string } & Record<string, unknown>,
+  message: string,
+): acp.RequestError {
+  return new acp.RequestError(-32602, message, data);
+}
+
+/** What {@linkcode serveAcp} needs. */
+export interface AcpServerOptions {
+  /** The session log the updates are projected from. */
+  readonly sessions: Sessions;
+  /** The agents that run the turns (one per ACP session; the agent id is the session id). */
+  readonly agents: Agents;
+  /** The granted directories: a session's `cwd` must be one of them or inside one. */
+  readonly roots: readonly string[];
+  /** Where diagnostics go (never the ACP stream). */
+  readonly logger?: Logger;
+  /**
+   * The approvals seam: parked calls (`approval/requested`) are asked of the client with
+   * `session/request_permission` and its answer resolved here. Without it parked calls stay parked.
+   */
+  readonly approvals?: AcpApprovals;
+  /** The `agentInfo` version (default `0.1.0`). */
+  readonly version?: string;
+}
+
+interface Waiter {
+  readonly from: number;
+  sawUser: boolean;
+  readonly resolve: (payload: unknown) => void;
+}
+
+interface Tail {
+  readonly abort: AbortController;
+  waiter: Waiter | undefined;
+}
+
+/** True when `cwd` is a granted root or lies inside one. */
+export function withinRoots(cwd: string, roots: readonly string[]): boolean {
+  return roots.some((root) => {
+    const rel = relative(resolve(root), resolve(cwd));
+    return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+  });
+}
+
+/** ACP prompt blocks as Terret content: text as is, images as image parts, resources as quoted text. */
+export function promptContent(blocks: readonly acp.ContentBlock[]): Content {
+  const parts:
+    ({ type: "text"; text: string } | { type: "image"; data: string; media_type: string })[] = [];
+  for (const block of blocks) {
+    switch (block.type) {
+      case "text":
+        parts.push({ type: "text", text: block.text });
+        break;
+      case "image":
+        parts.push({ type: "image", data: block.data, media_type: block.mimeType });
+        break;
+      case "resource_link":
+        parts.push({ type: "text", text: `[${block.name}](${block.uri})` });
+        break;
+      case "resource":
+        if ("text" in block.resource) {
+          parts.push({
+            type: "text",
+            text: `<resource uri="${block.resource.uri}">\n${block.resource.text}\n</resource>`,
+          });
+        } else parts.push({ type: "text", text: `[binary resource](${block.resource.uri})` });
+        break;
+      default:
+        throw invalidParams(
+          { field: "prompt", type: (block as { type: string }).type },
+          `Cannot take the prompt: content of type "${block.type}" is not supported`,
+        );
+    }
+  }
+  return parts;
+}
+
+/**
+ * Serves ACP on `stream` until it closes, over the durable sessions and agents.
+ *
+ * Contract: every `session/update` is a projection of a durable event, in log order, sent before the answer that
+ * depends on it (`session/load` answers after the replay, `session/prompt` after its `turn/end`). A connection that
+ * closes stops its tails and never cancels a turn: the turn finishes in the log and a later `session/load` sees
+ * it. A second prompt for a session whose prompt is still open is refused (`-32602`), never queued.
+ */
+export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.AgentConnection {
+  const { sessions, agents, roots } = options;
+  const tails = new Map<string, Tail>();
+  const link: { client?: acp.AgentContext; name?: string } = {};
+
+  const unknown = (sessionId: string): acp.RequestError =>
+    new acp.RequestError(
+      RESOURCE_NOT_FOUND,
+      `Cannot use session "${sessionId}": no such session`,
+      { sessionId },
+    );
+  const checkCwd = (cwd: string): void => {
+    if (!isAbsolute(cwd) || !withinRoots(cwd, roots)) {
+      throw invalidParams(
+        { field: "cwd", cwd, roots },
+        `Cannot open a session in "${cwd}": cwd must be an absolute path inside a granted directory (${
+          roots.map((root) => `"${root}"`).join(", ")
+        })`,
+      );
+    }
+  };
+
+  /** Tails a session from `from`, projecting each event; resolves once the event at `ready` has been sent. */
+  const tail = (sessionId: string, from: number, ready: number): Promise<void> => {
+    tails.get(sessionId)?.abort.abort();
+    const entry: Tail = { abort: new AbortController(), waiter: undefined };
+    tails.set(sessionId, entry);
+    const state = projectionState();
+    const parked = new Map<string, { call: { id: string; name: string; args?: unknown } }>();
+    const asked = new Set<string>();
+    const { promise, resolve: done, reject } = Promise.withResolvers<void>();
+    if (from > ready) done();
+    const run = async (): Promise<void> => {
+      for await (
+        const event of sessions.stream(sessionId, { from_seq: from, signal: entry.abort.signal })
+      ) {
+        await send(sessionId, event, state);
+        const request = (event.payload as { request_id?: string }).request_id ?? "";
+        if (event.type === "approval/requested") parked.set(request, event.payload as never);
+        if (event.type === "approval/resolved") parked.delete(request);
+        if (event.seq >= ready) {
+          for (const [id, payload] of parked) {
+            if (asked.has(id)) continue;
+            asked.add(id);
+            void ask(sessionId, id, payload);
+          }
+        }
+        if (event.seq === ready) done();
+        const waiter = entry.waiter;
+        if (waiter === undefined || event.seq < waiter.from) continue;
+        if (event.type === "user/message") waiter.sawUser = true;
+        if (event.type === "turn/end" && waiter.sawUser) {
+          entry.waiter = undefined;
+          waiter.resolve(event.payload);
+        }
+      }
+    };
+    run().catch((error: unknown) => {
+      if (entry.abort.signal.aborted) return;
+      options.logger?.log("error", "acp: the session tail failed", {
+        session_id: sessionId,
+        error: String(error),
+      });
+      reject(error);
+    });
+    return promise;
+  };
+
+  const send = async (
+    sessionId: string,
+    event: SessionEvent,
+    state: ReturnType<typeof projectionState>,
+  ): Promise<void> => {
+    for (const update of projectEvent(event, state)) {
+      await link.client?.notify(acp.methods.client.session.update, { sessionId, update });
+    }
+  };
+
+  /** Asks the client about one parked call and records its answer (an answer never allows on its own). */
+  const ask = async (
+    sessionId: string,
+    requestId: string,
+    payload: { call: { id: string; name: string; args?: unknown } },
+  ): Promise<void> => {
+    const approvals = options.approvals;
+    if (approvals === undefined || link.client === undefined) return;
+    try {
+      const response = await link.client.request(
+        acp.methods.client.session.requestPermission,
+        permissionRequest(sessionId, payload),
+      );
+      await approvals.resolve(sessionId, requestId, verdictOf(response, link.name));
+    } catch (error) {
+      options.logger?.log("warn", "acp: a permission request was not resolved", {
+        session_id: sessionId,
+        request_id: requestId,
+        error: String(error),
+      });
+    }
+  };
+
+  const ignoredServers = (servers: readonly acp.McpServer[]): void => {
+    if (servers.length === 0) return;
+    options.logger?.log(
+      "warn",
+      "acp: client MCP servers are not mounted (mount them as profile rows)",
+      {
+        servers: servers.map((server) => server.name),
+      },
+    );
+  };
+
+  const exists = async (sessionId: string): Promise<boolean> =>
+    (await sessions.head(sessionId).catch(() => 0)) > 0;
+
+  const app = acp.agent()
+    .onRequest(acp.methods.agent.initialize, ({ params }) => {
+      if (params.clientInfo?.name !== undefined) link.name = params.clientInfo.name;
+      return {
+        protocolVersion: Math.min(params.protocolVersion, acp.PROTOCOL_VERSION),
+        agentCapabilities: {
+          loadSession: true,
+          promptCapabilities: { image: true, audio: false, embeddedContext: true },
+          mcpCapabilities: { http: false, sse: false },
+        },
+        agentInfo: { name: "terret", title: "Terret", version: options.version ?? "0.1.0" },
+        authMethods: [],
+      };
+    })
+    .onRequest(acp.methods.agent.session.new, async ({ params }) => {
+      checkCwd(params.cwd);
+      ignoredServers(params.mcpServers);
+      const sessionId = crypto.randomUUID();
+      await agents.ensure(sessionId, { meta: { acp: { cwd: params.cwd } } });
+      const head = await sessions.head(sessionId);
+      await tail(sessionId, head + 1, head);
+      return { sessionId };
+    })
+    .onRequest(acp.methods.agent.session.load, async ({ params }) => {
+      checkCwd(params.cwd);
+      ignoredServers(params.mcpServers);
+      if (!await exists(params.sessionId)) throw unknown(params.sessionId);
+      const head = await sessions.head(params.sessionId);
+      await tail(params.sessionId, 1, head);
+      return {};
+    })
+    .onRequest(acp.methods.agent.session.prompt, async ({ params }) => {
+      const { sessionId } = params;
+      const entry = tails.get(sessionId);
+      if (entry === undefined) {
+        if (await exists(sessionId)) {
+          throw invalidParams(
+            { field: "sessionId", sessionId },
+            `Cannot prompt session "${sessionId}": load it on this connection first (session/load)`,
+          );
+        }
+        throw unknown(sessionId);
+      }
+      if (entry.waiter !== undefined) {
+        throw invalidParams(
+          { field: "sessionId", sessionId },
+          `Cannot prompt session "${sessionId}": a prompt is already running (wait for its answer or cancel it)`,
+        );
+      }
+      const content = promptContent(params.prompt);
+      const head = await sessions.head(sessionId);
+      const ended = Promise.withResolvers<unknown>();
+      entry.waiter = { from: head + 1, sawUser: false, resolve: ended.resolve };
+      try {
+        const agent = agents.get(sessionId) ?? await agents.ensure(sessionId);
+        agent.send(content);
+      } catch (error) {
+        entry.waiter = undefined;
+        throw error;
+      }
+      const payload = await ended.promise;
+      const stopReason = stopReasonOf(payload);
+      if (stopReason !== undefined) return { stopReason };
+      const error = (payload as { error?: { code?: string; message?: string } }).error;
+      throw acp.RequestError.internalError(
+        { code: error?.code },
+        `The turn failed: ${error?.message ?? "no reason recorded"}`,
+      );
+    })
+    .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
+      agents.get(params.sessionId)?.cancel("cancelled by the ACP client");
+    });
+
+  const connection = app.connect(stream);
+  link.client = connection.client;
+  const release = (): void => {
+    for (const entry of tails.values()) entry.abort.abort();
+    tails.clear();
+  };
+  // A connection that ends with an error (a broken pipe) releases the same way; the error is the caller's to see.
+  connection.closed.then(release, release);
+  return connection;
+}
