@@ -356,6 +356,7 @@ Deno.test("golden approvals: two parked parallel calls answered in reverse order
   }));
   assert.deepStrictEqual(results, [{ id: "p1", is_error: true }, { id: "p2", is_error: false }]);
   assert.deepStrictEqual(tool.calls.map((call) => call.args), [{ n: 2 }]);
+  await golden(stack, "pair", "reverse_answers_call_order");
 });
 
 Deno.test("fail closed: with no approvals row an always tool is denied, naming the row, and never runs", async () => {
