@@ -368,12 +368,12 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
       if (owed && state.agent_id !== undefined) answered.push(state.agent_id);
     }
     if (answered.length === 0) return;
+    const stopped = Promise.withResolvers<"stopped">();
     const resuming = (async () => {
-      // Once the host has settled (every row mounted with this one started, tools registered), not mid-boot.
-      for (let settled = 0; settled < 3; settled++) {
-        await this.ctx.idle();
-        await new Promise((resolve) => setTimeout(resolve, 0));
-      }
+      // The loader mounts every row before any start resolves, and `idle` re-checks until no row has a start in
+      // flight (this one included): past it every row has started, so the tools rows register are registered. A
+      // stop before then (its own transition would keep the tree from going idle) resumes nothing.
+      if (await Promise.race([this.ctx.idle(), stopped.promise]) === "stopped") return;
       const agents = this.ctx.maybe(AgentsKey);
       for (const agentId of answered) {
         try {
@@ -385,7 +385,10 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
         }
       }
     })();
-    this.ctx.effect(() => () => resuming, "approvals: resume answered calls");
+    this.ctx.effect(() => () => {
+      stopped.resolve("stopped");
+      return resuming;
+    }, "approvals: resume answered calls");
   }
 
   #clock(): ApprovalClock {
