@@ -56,19 +56,15 @@ export function decideByRules(
   state: ApprovalState,
   call: GateCall & { readonly dirs: readonly string[] },
 ): GateDecision {
-  const sessionRules = (texts: readonly string[]): PermissionRule[] =>
-    texts.length === 0
-      ? []
-      : texts.map((text) => book.session(text)).filter((rule) => rule !== null);
-  const deny = [...book.deny, ...sessionRules(state.deny)].find((rule) => denyMatches(rule, call));
+  const deny = firstMatch(book.deny, call, denyMatches) ??
+    firstSessionMatch(book, state.deny, call, denyMatches);
   if (deny !== undefined) return { kind: "deny", reason: `the rule "${deny.text}" denies it` };
-  const ask = book.ask.find((rule) => ruleMatches(rule, call));
+  const ask = firstMatch(book.ask, call, ruleMatches);
   if (ask !== undefined) {
     return { kind: "ask", reason: `the rule "${ask.text}" asks before it runs` };
   }
-  const allow = [...book.allow, ...sessionRules(state.allow)].find((rule) =>
-    ruleMatches(rule, call)
-  );
+  const allow = firstMatch(book.allow, call, ruleMatches) ??
+    firstSessionMatch(book, state.allow, call, ruleMatches);
   if (call.approval === "always") {
     if (allow !== undefined && book.alwaysCanBeRuled) {
       return { kind: "allow", rule: allow.text, bound: allow.kind !== "tool" };
@@ -84,4 +80,32 @@ export function decideByRules(
   }
   if (allow !== undefined) return { kind: "allow", rule: allow.text, bound: allow.kind !== "tool" };
   return { kind: "ask", reason: `no permission rule allows this call of "${call.name}"` };
+}
+
+type Matcher = (
+  rule: PermissionRule,
+  call: GateCall & { readonly dirs: readonly string[] },
+) => boolean;
+
+function firstMatch(
+  rules: readonly PermissionRule[],
+  call: GateCall & { readonly dirs: readonly string[] },
+  matches: Matcher,
+): PermissionRule | undefined {
+  for (const rule of rules) if (matches(rule, call)) return rule;
+  return undefined;
+}
+
+/** The first session rule (in the order answers added them) that matches; one that does not parse matches nothing. */
+function firstSessionMatch(
+  book: RuleBook,
+  texts: readonly string[],
+  call: GateCall & { readonly dirs: readonly string[] },
+  matches: Matcher,
+): PermissionRule | undefined {
+  for (const text of texts) {
+    const rule = book.session(text);
+    if (rule !== null && matches(rule, call)) return rule;
+  }
+  return undefined;
 }

@@ -146,8 +146,24 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
     return decideByRules(this.#rules, state, { ...call, dirs });
   }
 
-  async review(call: GateCall, options: ReviewOptions): Promise<GateVerdict> {
-    const { signal } = options;
+  review(call: GateCall, options: ReviewOptions): Promise<GateVerdict> {
+    // The common case, a cached session whose call a rule admits, is decided without a wait.
+    const cached = this.#projection.peek(call.session_id);
+    if (cached !== undefined && resumedRequest(cached, call) === undefined) {
+      const decision = this.#byRules(cached, call);
+      if (decision.kind === "allow") {
+        return Promise.resolve({ allowed: true, bound: decision.bound });
+      }
+    }
+    return this.#review(call, options.signal);
+  }
+
+  #byRules(state: ApprovalState, call: GateCall): GateDecision {
+    const dirs = this.#rules.paths ? this.ctx.maybe(WorkspaceKey)?.dirs ?? [] : [];
+    return decideByRules(this.#rules, state, { ...call, dirs });
+  }
+
+  async #review(call: GateCall, signal: AbortSignal): Promise<GateVerdict> {
     let state: ApprovalState | undefined;
     try {
       // A cached state resolves at once; only a miss (a log read) is worth an abortable wait.
@@ -161,8 +177,7 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
     if (state === undefined) return denied(call, `session "${call.session_id}" does not exist`);
     const earlier = resumedRequest(state, call);
     if (earlier !== undefined) return await this.#park(call, earlier, signal);
-    const dirs = this.#rules.paths ? this.ctx.maybe(WorkspaceKey)?.dirs ?? [] : [];
-    const decision = decideByRules(this.#rules, state, { ...call, dirs });
+    const decision = this.#byRules(state, call);
     if (decision.kind === "allow") return { allowed: true, bound: decision.bound };
     try {
       if (decision.kind === "deny") {

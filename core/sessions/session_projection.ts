@@ -96,6 +96,18 @@ export class SessionProjection<S> {
   }
 
   /**
+   * The session's cached state, without a read: `undefined` when it is not cached (then `get` reads the log). A
+   * state it returns is as current as one `get` would return at the same moment.
+   */
+  peek(sessionId: string): S | undefined {
+    const hit = this.#cache.get(sessionId);
+    if (hit === undefined) return undefined;
+    this.#cache.delete(sessionId);
+    this.#cache.set(sessionId, hit);
+    return hit.state;
+  }
+
+  /**
    * The session's state, read from the log on a miss (concurrent misses share one read).
    *
    * @returns the state, or `undefined` for a session the log does not hold

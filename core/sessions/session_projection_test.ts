@@ -38,6 +38,17 @@ Deno.test("SessionProjection folds from the log once, then log-first from sessio
   ]);
 });
 
+Deno.test("SessionProjection.peek returns the cached state, current log-first, and never reads the log", async () => {
+  const { ctx, log, titles, reads } = await setup();
+  await using _ = ctx;
+  assert.deepStrictEqual([titles.peek("s1"), reads()], [undefined, 0]);
+  await titles.get("s1");
+  await log.append("s1", { type: "session/titled", payload: { title: "one" } });
+  assert.deepStrictEqual([titles.peek("s1"), reads()], [["created at seq 1", "one"], 1]);
+  titles.invalidate("s1");
+  assert.deepStrictEqual([titles.peek("s1"), reads()], [undefined, 1]);
+});
+
 Deno.test("SessionProjection: an aborted caller leaves the shared read to the others", async () => {
   const { ctx, titles } = await setup();
   await using _ = ctx;
