@@ -2,16 +2,19 @@
 /**
  * What the approvals gate costs a turn when a permission rule decides: the same 3-step turn (a Bash call, another,
  * a text answer) through the whole core stack (SQLite store, every event durable; sessions; tools and the allow
- * list; prompt; agents; the default loop) with the in-process scripted model, in two harnesses:
+ * list; prompt; agents; the default loop) with the in-process scripted model, in three harnesses:
  *
- * - `never` (the baseline): the tool's approval is `never`, no approvals row is consulted;
- * - `policy`: the tool's approval is `policy` and an approvals row whose rule `Bash(npm test:*)` admits each call
- *   (the rule book, the Bash command reader and the session's approval projection run on every call).
+ * - `never` (the baseline): the host of the base bundle, with the approvals row and its rule `Bash(npm test:*)`
+ *   mounted, and the tool's approval `never`, so the row is never consulted: the same turn, asking nothing;
+ * - `policy`: the same host, the tool's approval `policy`, so the rule admits each call (the rule book, the Bash
+ *   command reader and the session's approval projection run on every call);
+ * - `bare` (for reference): no approvals row at all, the tool's approval `never`.
  *
  * The model answers in-process (no HTTP), so the denominator is the harness's own per-step cost and the ratio is
- * the strictest one. Both stacks are mounted and warmed up in the same process; then, in paired rounds (the order
- * rotated each round), each runs TURNS fresh agents sequentially; the figure is the median of per-round ratios of
- * per-step time.
+ * the strictest one. The stacks are mounted and warmed up in the same process; then, in paired rounds (the order
+ * rotated each round), each runs TURNS fresh agents sequentially. Short rounds, many of them: the figure is the
+ * median of per-round ratios of per-step time, so a pause (GC, a busy disk) that hits one round moves one ratio,
+ * not the figure.
  *
  * Run: deno run -A bench/approvals_overhead.ts [--quick]
  *
@@ -27,12 +30,13 @@ import {
 import { z } from "zod";
 
 const QUICK = Deno.args.includes("--quick");
-const TURNS = QUICK ? 10 : 20;
-const WARM = QUICK ? 50 : 200;
-const ROUNDS = QUICK ? 11 : 41;
+const TURNS = QUICK ? 2 : 4;
+const WARM = QUICK ? 50 : 400;
+const ROUNDS = QUICK ? 41 : 201;
 const STEPS = 3;
 
-type Harness = "never" | "policy";
+type Harness = "bare" | "never" | "policy";
+const HARNESSES: readonly Harness[] = ["bare", "never", "policy"];
 
 function script(turns: number) {
   const replies = [];
@@ -53,7 +57,7 @@ async function mount(harness: Harness, dir: string, turns: number): Promise<Agen
     sqlitePath: `${dir}/${harness}.db`,
     maxAgents: turns + 1,
     context: { mode: "production" },
-    ...(harness === "policy" ? { approvals: { allow: ["Bash(npm test:*)"] } } : {}),
+    ...(harness !== "bare" ? { approvals: { allow: ["Bash(npm test:*)"] } } : {}),
   });
   stack.tools.register(stack.ctx, {
     name: "Bash",
@@ -90,20 +94,25 @@ function median(values: readonly number[]): number {
 const dir = await Deno.makeTempDir({ prefix: "terret-bench-approvals-" });
 const total = WARM + ROUNDS * TURNS;
 const stacks = {
+  bare: await mount("bare", dir, total),
   never: await mount("never", dir, total),
   policy: await mount("policy", dir, total),
 };
 try {
-  for (const harness of ["never", "policy"] as const) await turns(stacks[harness], "warm", WARM);
-  const perStep: Record<Harness, number[]> = { never: [], policy: [] };
+  for (const harness of HARNESSES) await turns(stacks[harness], "warm", WARM);
+  const perStep: Record<Harness, number[]> = { bare: [], never: [], policy: [] };
   const ratios: number[] = [];
+  const bareRatios: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const order: Harness[] = round % 2 === 0 ? ["never", "policy"] : ["policy", "never"];
+    // Every harness takes every position equally often, and policy runs before and after never equally often.
+    const shift = round % HARNESSES.length;
+    const rotated = [...HARNESSES.slice(shift), ...HARNESSES.slice(0, shift)];
+    const order = Math.floor(round / HARNESSES.length) % 2 === 0 ? rotated : rotated.reverse();
     const got: Partial<Record<Harness, number>> = {};
     for (const harness of order) got[harness] = await turns(stacks[harness], `r${round}`, TURNS);
-    perStep.never.push(got.never!);
-    perStep.policy.push(got.policy!);
+    for (const harness of HARNESSES) perStep[harness].push(got[harness]!);
     ratios.push(got.policy! / got.never!);
+    bareRatios.push(got.policy! / got.bare!);
   }
   const events = await stacks.policy.sessions.read("r0-0");
   if (events.filter((event) => event.type === "tool/result").length !== 2) {
@@ -115,6 +124,7 @@ try {
   console.log(
     `approvals overhead: ${ROUNDS} rounds of ${TURNS} turns x ${STEPS} steps per harness (order rotated)`,
   );
+  console.log(`  bare   (no row):   median ${median(perStep.bare).toFixed(1)} µs/step`);
   console.log(`  never  (baseline): median ${median(perStep.never).toFixed(1)} µs/step`);
   console.log(`  policy (rule):     median ${median(perStep.policy).toFixed(1)} µs/step`);
   console.log(
@@ -123,8 +133,12 @@ try {
     } over ${ROUNDS} paired rounds ` +
       "(budget 1.050)",
   );
+  console.log(
+    `  ratio policy/bare per step (no approvals row in the reference): median ${
+      median(bareRatios).toFixed(3)
+    }`,
+  );
 } finally {
-  await stacks.never.dispose();
-  await stacks.policy.dispose();
+  for (const harness of HARNESSES) await stacks[harness].dispose();
   await Deno.remove(dir, { recursive: true });
 }
