@@ -5,12 +5,14 @@
  * Regenerate after an intended change with `UPDATE_GOLDEN=1 deno test -A tests/approvals_golden_test.ts`.
  */
 import assert from "node:assert/strict";
+import { type Context, definePlugin } from "@terret/hames";
 import {
   AgentStatusChanged,
   type Approvals,
   ApprovalsKey,
   CORE_ERRORS,
   type SessionEvent,
+  ToolsKey,
 } from "@terret/core";
 import type { AgentStatusChangedPayload } from "@terret/core/agents";
 import {
@@ -282,6 +284,86 @@ Deno.test("golden approvals: a deadline that passed while the host was down is a
     await agent.idle();
     assert.equal(tool.calls.length, 0);
     await golden(second, "down", "deadline_while_down");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("approvals: a call answered before a crash runs once on boot, after the row registering its tool started", async () => {
+  const dir = await Deno.makeTempDir();
+  const sqlitePath = `${dir}/sessions.db`;
+  try {
+    {
+      const adapter = scriptedAdapter([
+        toolCallsReply([{ id: "c1", name: "Bash", args: { command: "make" } }]),
+      ]);
+      await using first = await createAgentStack({
+        adapter,
+        sqlitePath,
+        allow: ["Bash"],
+        approvals: {},
+      });
+      first.tools.register(first.ctx, bash().definition);
+      (await first.agents.ensure("crash")).send("Build");
+      await openRequests(first, "crash", 1);
+    }
+    // The verdict is durable, the call has not run: as if the process died between the two.
+    {
+      await using between = await createAgentStack({ sqlitePath });
+      const [requested] = (await between.sessions.read("crash")).filter((event) =>
+        event.type === "approval/requested"
+      );
+      await between.sessions.append("crash", {
+        type: "approval/resolved",
+        payload: {
+          request_id: (requested!.payload as { request_id: string }).request_id,
+          decision: "allow",
+          by: client,
+        },
+      });
+    }
+    // The tool comes from a row whose start does real I/O first; the resume must wait for it, not race it.
+    const tool = bash();
+    const tools = definePlugin({
+      name: "test-slow-tools",
+      inject: [ToolsKey],
+      apply: async (ctx: Context) => {
+        await Deno.stat(dir);
+        ctx.get(ToolsKey).register(ctx, tool.definition);
+      },
+    });
+    await using second = await createAgentStack({
+      adapter: scriptedAdapter([textReply("Built.")]),
+      sqlitePath,
+      allow: ["Bash"],
+      approvals: {},
+      rows: [{ id: "tools.slow", plugin: tools }],
+    });
+    await until(
+      "the resumed turn to end",
+      async () => (await second.sessions.read("crash")).some((event) => event.type === "turn/end"),
+    );
+    const events = await second.sessions.read("crash");
+    assert.deepStrictEqual(tool.calls.map((call) => call.args), [{ command: "make" }]);
+    assert.deepStrictEqual(
+      events.filter((event) =>
+        ["approval/requested", "tool/result", "turn/end"].includes(event.type)
+      )
+        .map((event) => [event.type, event.payload as { is_error?: boolean; status?: string }]),
+      [
+        [
+          "approval/requested",
+          events.find((event) => event.type === "approval/requested")!.payload,
+        ],
+        ["tool/result", {
+          id: "c1",
+          name: "Bash",
+          content: 'Bash ok: {"command":"make"}',
+          is_error: false,
+        }],
+        ["turn/end", { status: "completed" }],
+      ],
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -55,6 +55,12 @@ export interface AgentStackOptions {
   readonly context?: CreateContextOptions;
   /** The `prompt` row's config (default `{}`: no instructions, no environment section). */
   readonly promptConfig?: unknown;
+  /** More rows, mounted after every other (e.g. a plugin registering tools in its start, as a host's rows do). */
+  readonly rows?: readonly {
+    readonly id: string;
+    readonly plugin: PluginLike;
+    readonly config?: unknown;
+  }[];
 }
 
 /** A mounted agent stack. */
@@ -108,6 +114,7 @@ export async function createAgentStack(options: AgentStackOptions = {}): Promise
     const driverConfig = options.driverConfig ??
       (driver === AgentLoop ? { max_steps: options.maxSteps ?? 25 } : {});
     ctx.plugin(driver, driverConfig, { id: "loop" });
+    for (const row of options.rows ?? []) ctx.plugin(row.plugin, row.config ?? {}, { id: row.id });
     await ctx.idle();
     if (options.adapter !== undefined) {
       ctx.get(Llm).register(ctx, { role: "main", adapter: options.adapter });
