@@ -64,3 +64,23 @@ Deno.test("a rehydrated agent reads its persona and policy from the log again", 
   assert.deepStrictEqual((await prompt.persona(session))?.amendments, ["Answer in French."]);
   assert.deepStrictEqual(await stack.ctx.get(ToolPolicyKey).sessionPolicy(session), ["Read"]);
 });
+
+Deno.test("the approvals sweep at boot leaves no idle session cached", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "terret-eviction-caches-" });
+  try {
+    {
+      await using first = await createAgentStack({ sqlitePath: `${dir}/terret.db` });
+      for (let i = 0; i < 5; i++) await first.sessions.create({ session_id: `idle-${i}` });
+    }
+    await using second = await createAgentStack({
+      sqlitePath: `${dir}/terret.db`,
+      approvals: {},
+    });
+    const approvals = second.ctx.get(ApprovalsKey) as unknown as ApprovalsService;
+    assert.equal(approvals.cachedSessions, 0);
+    assert.notEqual(await approvals.state("idle-3"), undefined);
+    assert.equal(approvals.cachedSessions, 1);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

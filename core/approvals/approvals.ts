@@ -367,7 +367,9 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
     for (const sessionId of await this.#sessions.list()) {
       const state = await this.#projection.get(sessionId);
       if (state === undefined) continue;
+      let open = false;
       for (const id of state.open) {
+        open = true;
         const request = state.requests.get(id)!;
         if (request.deadline_at !== undefined) this.#timers.arm(sessionId, request);
       }
@@ -375,6 +377,8 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
         state.requests.get(id)?.verdict !== undefined
       );
       if (owed && state.agent_id !== undefined) answered.push(state.agent_id);
+      // A session with nothing open or owed is read again when next used: the sweep leaves no cache behind.
+      if (!open && !owed) this.#projection.invalidate(sessionId);
     }
     if (answered.length === 0) return;
     const resuming = (async () => {
