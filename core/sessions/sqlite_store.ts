@@ -533,6 +533,8 @@ export interface SqliteStoreConfig {
   readonly dir?: string | undefined;
   /** The `synchronous` pragma. */
   readonly synchronous: "normal" | "full";
+  /** The most session heads cached at once (least recently used dropped first). */
+  readonly head_cache_sessions: number;
 }
 
 /** The SQLite store's config schema. */
@@ -548,6 +550,10 @@ export const sqliteStoreConfig: z.ZodType<SqliteStoreConfig> = z.object({
   ),
   synchronous: z.enum(["normal", "full"]).default("normal").describe(
     "normal: a commit survives a crash, the latest may roll back on power loss; full: fsync every commit",
+  ),
+  head_cache_sessions: z.number().int().min(1).default(4096).describe(
+    "The most session heads (last seq) cached in memory, least recently used dropped first; a dropped one is " +
+      "read from the database on its next use, so a store of many sessions keeps a bounded cache",
   ),
 }) as z.ZodType<SqliteStoreConfig>;
 
@@ -578,6 +584,7 @@ export const sqliteStorePlugin: Plugin<SqliteStoreConfig> = definePlugin({
     const store = SqliteSessionStore.open({
       path: sqliteStorePath(config),
       synchronous: config.synchronous,
+      headCacheSessions: config.head_cache_sessions,
       logger: ctx.logger,
     });
     ctx.effect(() => () => store.close(), "close sqlite store");

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { TerretError } from "../errors.ts";
-import { SqliteSessionStore } from "./sqlite_store.ts";
+import { createContext } from "@terret/hames";
+import { SessionStoreKey } from "./store.ts";
+import { SqliteSessionStore, sqliteStorePlugin } from "./sqlite_store.ts";
 import { runSessionStoreConformance } from "../../tests/conformance/session_store.ts";
 
 runSessionStoreConformance("sqlite", async () => {
@@ -56,4 +58,27 @@ Deno.test("sqlite store: a head cache of zero sessions is refused with a clear e
       error.message ===
         'Cannot open the SQLite session store ":memory:": headCacheSessions must be a whole number of at least 1, got 0',
   );
+});
+
+Deno.test("sqlite store row: head_cache_sessions sizes the head cache", async () => {
+  await using ctx = createContext({ mode: "test" });
+  ctx.plugin(sqliteStorePlugin, { path: ":memory:", head_cache_sessions: 2 }, {
+    id: "sessions.store",
+  });
+  await ctx.idle();
+  const store = ctx.get(SessionStoreKey);
+  assert.ok(store instanceof SqliteSessionStore);
+  for (let i = 0; i < 5; i++) {
+    await store.append({
+      id: crypto.randomUUID(),
+      session_id: `s-${i}`,
+      at: new Date(0).toISOString(),
+      type: "session/created",
+      payload: {},
+      parent_id: null,
+      payload_json: "{}",
+      expect: "new",
+    });
+  }
+  assert.equal(store.cachedHeads, 2);
 });
