@@ -5,6 +5,12 @@
  * (each rehydrated on connect, then evicted to make room), and prints RSS per resident and per evicted agent. The
  * baseline is the same server with the sessions in the store and no agent resident.
  *
+ * RSS alone mixes what is retained with garbage V8 has not collected yet (its heap grows to a high-water mark
+ * before a full collection), so each point also forces a full collection in the server through its inspector
+ * (`--inspect` on a free port, `HeapProfiler.collectGarbage`) and reads the V8 heap in use and the RSS afterwards:
+ * the heap retained per resident and per evicted agent is the figure a leak would move. Columns: RSS as found, RSS
+ * after the collection, V8 heap in use after it.
+ *
  * Run: deno run -A bench/agents_rss.ts [--quick]
  *
  * @module
@@ -45,6 +51,50 @@ function sessionOf(id: string): SessionEvent[] {
   }));
 }
 
+/** A Chrome DevTools Protocol session with the server's inspector. */
+class Inspector {
+  readonly #socket: WebSocket;
+  readonly #waiting = new Map<number, (result: unknown) => void>();
+  #id = 0;
+
+  private constructor(socket: WebSocket) {
+    this.#socket = socket;
+    socket.onmessage = (message) => {
+      const reply = JSON.parse(String(message.data)) as { id?: number; result?: unknown };
+      if (reply.id !== undefined) this.#waiting.get(reply.id)?.(reply.result);
+    };
+  }
+
+  static async open(url: string): Promise<Inspector> {
+    const socket = new WebSocket(url);
+    await new Promise((resolve, reject) => {
+      socket.onopen = resolve;
+      socket.onerror = () => reject(new Error(`cannot reach the inspector at ${url}`));
+    });
+    return new Inspector(socket);
+  }
+
+  call(method: string, params: unknown = {}): Promise<unknown> {
+    const id = ++this.#id;
+    const reply = new Promise<unknown>((resolve) => this.#waiting.set(id, resolve));
+    this.#socket.send(JSON.stringify({ id, method, params }));
+    return reply;
+  }
+
+  /** The V8 heap in use after a full collection, in bytes. */
+  async heapAfterGc(): Promise<number> {
+    await this.call("HeapProfiler.collectGarbage");
+    const reply = await this.call("Runtime.evaluate", {
+      expression: "Deno.memoryUsage().heapUsed",
+    }) as { result: { value: number } };
+    return reply.result.value;
+  }
+
+  close(): void {
+    this.#socket.close();
+  }
+}
+
 function rssOf(pid: number): number {
   const status = Deno.readTextFileSync(`/proc/${pid}/status`);
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
@@ -76,13 +126,34 @@ try {
     ].join("\n"),
   );
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "serve", "--home", home, "--patch", `${home}/serve.yml`],
+    args: [
+      "run",
+      "-A",
+      "--inspect=127.0.0.1:0",
+      MAIN,
+      "serve",
+      "--home",
+      home,
+      "--patch",
+      `${home}/serve.yml`,
+    ],
     cwd: ROOT,
     env: { OPENROUTER_API_KEY: "", TERRET_TOKEN: "" },
     stdin: "null",
     stdout: "piped",
-    stderr: "null",
+    stderr: "piped",
   }).spawn();
+  const errors = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let err = "";
+  while (!/ws:\/\/127\.0\.0\.1:\d+\/[\w-]+/.test(err)) {
+    const { value, done } = await errors.read();
+    if (done) throw new Error(`serve exited: ${err}`);
+    err += value;
+  }
+  const inspector = await Inspector.open(/ws:\/\/127\.0\.0\.1:\d+\/[\w-]+/.exec(err)![0]);
+  const drainErrors = (async () => {
+    while (!(await errors.read()).done);
+  })();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let out = "";
   while (!out.includes("running until SIGINT or SIGTERM\n")) {
@@ -108,36 +179,46 @@ try {
     await Promise.all(Array.from({ length: PARALLEL }, worker));
   };
   const settle = () => new Promise((resolve) => setTimeout(resolve, 1000));
-  await settle();
-  const boot = rssOf(child.pid);
+  /** RSS as found, then the V8 heap and RSS after a full collection. */
+  const point = async (): Promise<{ rss: number; heap: number; collected: number }> => {
+    await settle();
+    const rss = rssOf(child.pid);
+    const heap = await inspector.heapAfterGc();
+    return { rss, heap, collected: rssOf(child.pid) };
+  };
+  const boot = await point();
   await touch(RESIDENT, 0);
-  await settle();
-  const resident = rssOf(child.pid);
+  const resident = await point();
   await touch(SESSIONS - RESIDENT, RESIDENT);
-  await settle();
-  const all = rssOf(child.pid);
-  // A second pass over every agent: a leak per eviction would grow RSS again by as much.
+  const all = await point();
+  // A second pass over every agent: a leak per eviction would grow memory again by as much.
   await touch(SESSIONS, 0);
-  await settle();
-  const again = rssOf(child.pid);
+  const again = await point();
+  inspector.close();
   child.kill("SIGTERM");
   while (!(await reader.read()).done);
+  await drainErrors;
   await child.status;
   const evicted = SESSIONS - RESIDENT;
+  const row = (label: string, at: { rss: number; heap: number; collected: number }): string =>
+    `${label.padEnd(44)} ${mb(at.rss).padStart(9)} ${mb(at.collected).padStart(9)} ${
+      mb(at.heap).padStart(9)
+    }`;
+  const per = (key: "rss" | "heap" | "collected"): string =>
+    `${kb((resident[key] - boot[key]) / RESIDENT)} per resident, ${
+      kb((all[key] - resident[key]) / evicted)
+    } per evicted (first pass), ${kb((again[key] - all[key]) / SESSIONS)} per agent (second pass)`;
   console.log(`trt serve, ${SESSIONS} idle sessions in SQLite, max_agents ${RESIDENT}`);
-  console.log(`RSS after boot (0 resident, baseline)        ${mb(boot)}`);
-  console.log(`RSS with ${RESIDENT} resident                        ${mb(resident)}`);
-  console.log(`RSS after touching all ${SESSIONS} (${evicted} evicted) ${mb(all)}`);
-  console.log(`per resident agent  ${kb((resident - boot) / RESIDENT)}`);
-  console.log(`RSS after a second pass over all ${SESSIONS}           ${mb(again)}`);
   console.log(
-    `per evicted agent   ${kb((all - resident) / evicted)} (first pass), ${
-      kb((again - all) / SESSIONS)
-    } (second pass: growth per eviction once the heap is warm)`,
+    `${"".padEnd(44)} ${"RSS".padStart(9)} ${"RSS, GCed".padStart(9)} ${"heap, GCed".padStart(9)}`,
   );
-  console.log(
-    `RSS growth from ${RESIDENT} resident to all touched: ${(all / resident).toFixed(3)}x`,
-  );
+  console.log(row("after boot (0 resident, baseline)", boot));
+  console.log(row(`with ${RESIDENT} resident`, resident));
+  console.log(row(`after touching all ${SESSIONS} (${evicted} evicted)`, all));
+  console.log(row(`after a second pass over all ${SESSIONS}`, again));
+  console.log(`RSS as found:             ${per("rss")}`);
+  console.log(`RSS after a collection:   ${per("collected")}`);
+  console.log(`V8 heap retained:         ${per("heap")}`);
 } finally {
   await Deno.remove(home, { recursive: true });
 }

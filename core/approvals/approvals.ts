@@ -10,6 +10,7 @@ import { CORE_ERRORS, TerretError } from "../errors.ts";
 import type { z } from "zod";
 import { AgentsKey } from "../agents/agent_registry.ts";
 import { AGENT_SHUTDOWN } from "../agents/driver.ts";
+import { AgentDisposed } from "../agents/events.ts";
 import { WorkspaceKey } from "../seams/workspace.ts";
 import type { SessionEvent } from "../sessions/envelope.ts";
 import { type ApprovalAnswerer, SessionEventAppended } from "../sessions/events.ts";
@@ -99,6 +100,9 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
     );
     this.ctx.effect(() => () => this.#timers.clear(), "approvals: deadlines");
     this.ctx.on(SessionEventAppended, (event) => this.#appended(event));
+    // An evicted agent has no request waiting (it is evicted only when idle): its state is read from its log again
+    // when it comes back, so the cache holds resident agents' sessions, not every session ever touched.
+    this.ctx.on(AgentDisposed, ({ session_id }) => this.#projection.invalidate(session_id));
     await this.#sweep();
   }
 
@@ -112,6 +116,11 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
   #apply(config: ApprovalsConfig): void {
     this.#rules = new RuleBook(config);
     this.#unattended = new PatternSet(config.unattended);
+  }
+
+  /** How many sessions' approval states are cached (for tests and diagnostics). */
+  get cachedSessions(): number {
+    return this.#projection?.size ?? 0;
   }
 
   stance(): ApprovalStance {
@@ -373,7 +382,9 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
     for (const sessionId of await this.#sessions.list()) {
       const state = await this.#projection.get(sessionId);
       if (state === undefined) continue;
+      let open = false;
       for (const id of state.open) {
+        open = true;
         const request = state.requests.get(id)!;
         if (request.deadline_at !== undefined) this.#timers.arm(sessionId, request);
       }
@@ -381,6 +392,8 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
         state.requests.get(id)?.verdict !== undefined
       );
       if (owed && state.agent_id !== undefined) answered.push(state.agent_id);
+      // A session with nothing open or owed is read again when next used: the sweep leaves no cache behind.
+      if (!open && !owed) this.#projection.invalidate(sessionId);
     }
     if (answered.length === 0) return;
     const stopped = Promise.withResolvers<"stopped">();

@@ -55,6 +55,11 @@ export interface SqliteStoreOptions {
   readonly walAutocheckpointPages?: number;
   /** Rows fetched per synchronous query when reading (default 5000; the loop runs between pages). */
   readonly readPageSize?: number;
+  /**
+   * The most session heads cached at once, least recently used dropped first (default 4096; a dropped head is read
+   * from the database again on its next use), so a store of many sessions keeps a bounded cache.
+   */
+  readonly headCacheSessions?: number;
   /** Where listener failures are reported. */
   readonly logger?: Logger;
 }
@@ -119,6 +124,7 @@ export class SqliteSessionStore implements SessionStore {
   readonly #dataVersion: StatementSync;
   /** Heads known as of `#version`; valid only while no other connection has committed. */
   readonly #heads = new Map<string, number>();
+  readonly #maxHeads: number;
   #version = -1;
   readonly #page: number;
   readonly #listeners: CommitListeners;
@@ -153,6 +159,7 @@ export class SqliteSessionStore implements SessionStore {
     this.#dataVersion = db.prepare("PRAGMA data_version");
     returnArrays(this.#dataVersion);
     this.#page = options.readPageSize ?? 5000;
+    this.#maxHeads = options.headCacheSessions ?? 4096;
     this.#listeners = new CommitListeners((error) =>
       options.logger?.log("error", "A session commit listener failed", { error })
     );
@@ -170,6 +177,13 @@ export class SqliteSessionStore implements SessionStore {
    */
   static open(options: SqliteStoreOptions): SqliteSessionStore {
     const path = options.path === ":memory:" ? options.path : resolve(options.path);
+    const heads = options.headCacheSessions ?? 4096;
+    if (!Number.isSafeInteger(heads) || heads < 1) {
+      throw new TerretError(
+        "StoreFailed",
+        `Cannot open the SQLite session store "${path}": headCacheSessions must be a whole number of at least 1, got ${heads}`,
+      );
+    }
     try {
       if (path !== ":memory:") {
         // The store holds every tool output: its directory is the owner's alone (0700) and the file is created
@@ -223,7 +237,7 @@ export class SqliteSessionStore implements SessionStore {
     } catch (error) {
       return Promise.reject(error instanceof TerretError ? error : failed(`import "${id}"`, error));
     }
-    this.#heads.set(id, events.length);
+    this.#remember(id, events.length);
     for (const event of events) this.#listeners.notify(event);
     return Promise.resolve();
   }
@@ -325,7 +339,7 @@ export class SqliteSessionStore implements SessionStore {
     let head = this.#heads.get(sessionId);
     if (head === undefined) {
       head = this.#headOf(sessionId);
-      if (head > 0) this.#heads.set(sessionId, head);
+      if (head > 0) this.#remember(sessionId, head);
     }
     return Promise.resolve(head);
   }
@@ -342,6 +356,11 @@ export class SqliteSessionStore implements SessionStore {
 
   stats(): StoreStats {
     return this.#group.stats();
+  }
+
+  /** How many session heads are cached (at most `headCacheSessions`). */
+  get cachedHeads(): number {
+    return this.#heads.size;
   }
 
   close(): Promise<void> {
@@ -398,9 +417,16 @@ export class SqliteSessionStore implements SessionStore {
     let head = this.#heads.get(id);
     if (head === undefined) {
       head = this.#headOf(id);
-      this.#heads.set(id, head);
+      this.#remember(id, head);
     }
     return head;
+  }
+
+  /** Caches a head as the most recently used, dropping the least recently used beyond the cap. */
+  #remember(id: string, head: number): void {
+    this.#heads.delete(id);
+    this.#heads.set(id, head);
+    if (this.#heads.size > this.#maxHeads) this.#heads.delete(this.#heads.keys().next().value!);
   }
 
   /** Forgets cached heads when another connection has committed since this one last looked. */
@@ -440,7 +466,7 @@ export class SqliteSessionStore implements SessionStore {
           outcomes.push({ ok: true, value: event });
         }
         this.#insertRows(committed, payloads);
-        for (const [id, head] of heads) if (head > 0) this.#heads.set(id, head);
+        for (const [id, head] of heads) if (head > 0) this.#remember(id, head);
       });
     } catch (error) {
       throw failed(`append to the SQLite session store "${this.#path}"`, error);
@@ -507,6 +533,8 @@ export interface SqliteStoreConfig {
   readonly dir?: string | undefined;
   /** The `synchronous` pragma. */
   readonly synchronous: "normal" | "full";
+  /** The most session heads cached at once (least recently used dropped first). */
+  readonly head_cache_sessions: number;
 }
 
 /** The SQLite store's config schema. */
@@ -522,6 +550,10 @@ export const sqliteStoreConfig: z.ZodType<SqliteStoreConfig> = z.object({
   ),
   synchronous: z.enum(["normal", "full"]).default("normal").describe(
     "normal: a commit survives a crash, the latest may roll back on power loss; full: fsync every commit",
+  ),
+  head_cache_sessions: z.number().int().min(1).default(4096).describe(
+    "The most session heads (last seq) cached in memory, least recently used dropped first; a dropped one is " +
+      "read from the database on its next use, so a store of many sessions keeps a bounded cache",
   ),
 }) as z.ZodType<SqliteStoreConfig>;
 
@@ -552,6 +584,7 @@ export const sqliteStorePlugin: Plugin<SqliteStoreConfig> = definePlugin({
     const store = SqliteSessionStore.open({
       path: sqliteStorePath(config),
       synchronous: config.synchronous,
+      headCacheSessions: config.head_cache_sessions,
       logger: ctx.logger,
     });
     ctx.effect(() => () => store.close(), "close sqlite store");

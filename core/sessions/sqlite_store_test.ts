@@ -1,4 +1,8 @@
-import { SqliteSessionStore } from "./sqlite_store.ts";
+import assert from "node:assert/strict";
+import { TerretError } from "../errors.ts";
+import { createContext } from "@terret/hames";
+import { SessionStoreKey } from "./store.ts";
+import { SqliteSessionStore, sqliteStorePlugin } from "./sqlite_store.ts";
 import { runSessionStoreConformance } from "../../tests/conformance/session_store.ts";
 
 runSessionStoreConformance("sqlite", async () => {
@@ -8,3 +12,73 @@ runSessionStoreConformance("sqlite", async () => {
     cleanup: () => Deno.remove(dir, { recursive: true }),
   };
 }, { persistent: true });
+
+// The same contract with a head cache of one session: every other head is read from the database again.
+runSessionStoreConformance("sqlite, one cached head", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "terret-sqlite-heads-" });
+  return {
+    open: () =>
+      Promise.resolve(
+        SqliteSessionStore.open({ path: `${dir}/sessions.db`, headCacheSessions: 1 }),
+      ),
+    cleanup: () => Deno.remove(dir, { recursive: true }),
+  };
+}, { persistent: true });
+
+Deno.test("sqlite store: the head cache keeps at most headCacheSessions heads and seqs stay right", async () => {
+  const store = SqliteSessionStore.open({ path: ":memory:", headCacheSessions: 3 });
+  try {
+    const append = (sessionId: string, type: string, expect: "new" | "existing") =>
+      store.append({
+        id: crypto.randomUUID(),
+        session_id: sessionId,
+        at: new Date(0).toISOString(),
+        type,
+        payload: {},
+        parent_id: null,
+        payload_json: "{}",
+        expect,
+      });
+    for (let i = 0; i < 10; i++) await append(`s-${i}`, "session/created", "new");
+    assert.equal(store.cachedHeads, 3);
+    // s-0's head was dropped from the cache long ago: its next event still takes seq 2.
+    assert.equal((await append("s-0", "turn/start", "existing")).seq, 2);
+    for (let i = 0; i < 10; i++) assert.equal(await store.head(`s-${i}`), i === 0 ? 2 : 1);
+    assert.equal(store.cachedHeads, 3);
+  } finally {
+    await store.close();
+  }
+});
+
+Deno.test("sqlite store: a head cache of zero sessions is refused with a clear error", () => {
+  assert.throws(
+    () => SqliteSessionStore.open({ path: ":memory:", headCacheSessions: 0 }),
+    (error: unknown) =>
+      error instanceof TerretError && error.code === "StoreFailed" &&
+      error.message ===
+        'Cannot open the SQLite session store ":memory:": headCacheSessions must be a whole number of at least 1, got 0',
+  );
+});
+
+Deno.test("sqlite store row: head_cache_sessions sizes the head cache", async () => {
+  await using ctx = createContext({ mode: "test" });
+  ctx.plugin(sqliteStorePlugin, { path: ":memory:", head_cache_sessions: 2 }, {
+    id: "sessions.store",
+  });
+  await ctx.idle();
+  const store = ctx.get(SessionStoreKey);
+  assert.ok(store instanceof SqliteSessionStore);
+  for (let i = 0; i < 5; i++) {
+    await store.append({
+      id: crypto.randomUUID(),
+      session_id: `s-${i}`,
+      at: new Date(0).toISOString(),
+      type: "session/created",
+      payload: {},
+      parent_id: null,
+      payload_json: "{}",
+      expect: "new",
+    });
+  }
+  assert.equal(store.cachedHeads, 2);
+});
