@@ -60,3 +60,9 @@ export function pairedRatio(
   const b = timings.get(denominator)!;
   return median(a.map((value, round) => value / b[round]!));
 }
+
+/**
+ * The flag every benchmark process runs with: the benchmarks' own lockfile (bench/deno.lock), so the packages only
+ * they compare against (pi, openai, cordis) stay out of the root lockfile that `trt serve` installs from.
+ */
+export const BENCH_LOCK_FLAG: string = `--lock=${new URL("./deno.lock", import.meta.url).pathname}`;

@@ -41,6 +41,7 @@
 import { cpuUsage } from "node:process";
 import { fileURLToPath } from "node:url";
 import { sseResponse, textTurn, toolCallTurn } from "@terret/core/testing";
+import { BENCH_LOCK_FLAG } from "./_measure.ts";
 
 const SELF = fileURLToPath(import.meta.url);
 const SYSTEM = "You do the work you are asked, with the work tool.";
@@ -626,7 +627,17 @@ class LatencyWorker {
 
   constructor(name: Harness, baseUrl: string) {
     this.#child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--v8-flags=--expose-gc", SELF, "--worker", name, baseUrl, "latency"],
+      args: [
+        "run",
+        "-A",
+        BENCH_LOCK_FLAG,
+        "--v8-flags=--expose-gc",
+        SELF,
+        "--worker",
+        name,
+        baseUrl,
+        "latency",
+      ],
       stdin: "piped",
       stdout: "piped",
       stderr: "inherit",
@@ -715,7 +726,7 @@ async function worker(args: readonly string[]): Promise<void> {
 
 async function run(args: string[]): Promise<string> {
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--v8-flags=--expose-gc", SELF, ...args],
+    args: ["run", "-A", BENCH_LOCK_FLAG, "--v8-flags=--expose-gc", SELF, ...args],
     stdout: "piped",
     stderr: "inherit",
   }).output();
@@ -725,7 +736,7 @@ async function run(args: string[]): Promise<string> {
 
 async function main(): Promise<void> {
   const server = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", SELF, "--server"],
+    args: ["run", "-A", BENCH_LOCK_FLAG, SELF, "--server"],
     stdout: "piped",
     stderr: "inherit",
   }).spawn();

@@ -6,6 +6,8 @@
  *
  * @module
  */
+import { BENCH_LOCK_FLAG } from "./_measure.ts";
+
 const dir = new URL("./", import.meta.url).pathname;
 const scripts = [...Deno.readDirSync(dir)]
   .map((entry) => entry.name)
@@ -14,7 +16,7 @@ const scripts = [...Deno.readDirSync(dir)]
 for (const script of scripts) {
   console.log(`\n=== bench/${script}`);
   const { code } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", `${dir}${script}`, ...Deno.args],
+    args: ["run", "-A", BENCH_LOCK_FLAG, `${dir}${script}`, ...Deno.args],
   }).spawn().status;
   if (code !== 0) Deno.exit(code);
 }
