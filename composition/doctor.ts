@@ -90,7 +90,7 @@ export const rowsCheck: DoctorCheck = {
           row: row.id,
           message: row.disabled
             ? `disabled; config valid for "${row.plugin}"`
-            : `ok (${row.plugin})`,
+            : `config valid (${row.plugin})`,
         });
       } catch (error) {
         if (!isTerretError(error)) throw error;

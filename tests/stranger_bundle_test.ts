@@ -141,11 +141,11 @@ Deno.test("trt doctor and dump-config see the discovered stranger bundle from th
   });
   assert.equal(code, 0);
   assert.deepStrictEqual(out.join("").split("\n").slice(1), [
-    "ok      rows sessions.store: ok (terret-store-memory)",
-    "ok      rows sessions: ok (terret-sessions)",
-    "ok      rows tools: ok (terret-tools)",
-    "ok      rows tools.allow: ok (terret-tools-allow)",
-    "ok      rows tools.fortune: ok (terret-fortune)",
+    "ok      rows sessions.store: config valid (terret-store-memory)",
+    "ok      rows sessions: config valid (terret-sessions)",
+    "ok      rows tools: config valid (terret-tools)",
+    "ok      rows tools.allow: config valid (terret-tools-allow)",
+    "ok      rows tools.fortune: config valid (terret-fortune)",
     "ok      permissions: every grant is scoped",
     "",
   ]);

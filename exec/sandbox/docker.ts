@@ -14,7 +14,7 @@ import { checkArgv, checkEnv, containedCwd } from "./_wrap_checks.ts";
 import { hostEnv, randomId, resolveExecutable, runHostCommand } from "./_host_command.ts";
 import { grantedDirs } from "../workspace.ts";
 
-/** The image used when none is configured: the one `tests/docker/make_image.sh` builds without a registry. */
+/** The image used when none is configured: the one `trt sandbox build` (exec/sandbox/make_image.sh) builds without a registry. */
 export const DEFAULT_SANDBOX_IMAGE = "terret/sandbox:test";
 
 /** Where each exec records its process group inside the container (a tmpfs no workspace can shadow). */

@@ -22,3 +22,8 @@ export {
 } from "./deno.ts";
 export { type ProbeSandboxOptions, probeSandboxProviders, type SandboxProbe } from "./probe.ts";
 export { BOOT_LABEL, HOME_LABEL, type ReapOptions, reapStaleContainers } from "./docker_reap.ts";
+export {
+  buildSandboxImage,
+  type BuildSandboxImageOptions,
+  type BuiltSandboxImage,
+} from "./build_image.ts";

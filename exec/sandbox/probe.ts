@@ -82,7 +82,7 @@ async function probeDocker(options: ProbeSandboxOptions): Promise<SandboxProbe> 
   const inspect = await run(["image", "inspect", "--format", "{{.Id}}", image]);
   if (inspect.code !== 0) {
     return unavailable(
-      `Docker engine ${version} answers, but the image "${image}" is missing (build one without a registry: TERRET_SANDBOX_IMAGE=${image} bash tests/docker/make_image.sh)`,
+      `Docker engine ${version} answers, but the image "${image}" is missing: run \`trt sandbox build\` to build it from this host's binaries (no registry needed)`,
     );
   }
   const smoke = await run(["run", "--rm", "--network", "none", image, "true"]);

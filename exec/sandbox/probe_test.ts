@@ -69,7 +69,7 @@ Deno.test({
     assert.equal(docker!.available, false);
     assert.match(
       docker!.reason,
-      /^Docker engine \S+ answers, but the image "terret\/no-such-image:missing" is missing \(build one without a registry: TERRET_SANDBOX_IMAGE=terret\/no-such-image:missing bash tests\/docker\/make_image\.sh\)$/,
+      /^Docker engine \S+ answers, but the image "terret\/no-such-image:missing" is missing: run `trt sandbox build` to build it from this host's binaries \(no registry needed\)$/,
     );
   },
 });

@@ -153,7 +153,7 @@ Deno.test("trt doctor lists the providers and serve prints the sandbox row's pro
   };
   assert.equal(await runTrt(["doctor", "--home", p.home, "--profile", "dev"], io, { checks }), 2);
   assert.deepStrictEqual(out.join("").split("\n").filter((line) => line.includes(" sandbox")), [
-    "ok      rows sandbox: ok (sandbox-docker)",
+    "ok      rows sandbox: config valid (sandbox-docker)",
     "info    sandbox: none: works (not isolating): runs programs on the host",
     `info    sandbox: docker: unavailable: ${DOCKER_DOWN.reason}`,
     "info    sandbox: deno: works (isolating): deno 2.9.6 runs Deno programs only",

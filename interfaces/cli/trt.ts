@@ -22,6 +22,7 @@ import { usageVerb } from "./usage.ts";
 import { acpVerb } from "./acp_verb.ts";
 import { serveVerb } from "./serve.ts";
 import { credentialsVerb } from "./credentials_verb.ts";
+import { sandboxVerb } from "./sandbox_verb.ts";
 import type { PluginLike } from "@terret/hames";
 
 /** What `trt` reads and writes; `main.ts` passes the process's, tests pass their own. */
@@ -182,6 +183,21 @@ const VERBS: Readonly<Record<string, Verb>> = {
     flags: PROFILE_FLAGS,
     run: () => Promise.resolve(2), // dispatched with its action and name by runTrt
   },
+  sandbox: {
+    summary:
+      "Build the docker sandbox's image from this host's binaries, without a registry: build.",
+    details: [
+      "Usage: trt sandbox build [--force] [flags]",
+      "Builds the image the profile's sandbox row names (sandbox-docker only) with docker import from the",
+      "host's own binaries; an existing image is kept unless --force. Needs a running Docker engine.",
+    ],
+    flags: [...PROFILE_FLAGS, {
+      name: "force",
+      kind: "boolean",
+      help: "rebuild an existing image",
+    }],
+    run: () => Promise.resolve(2), // dispatched with its action by runTrt
+  },
   acp: {
     summary: "Serve the profile to an editor over the Agent Client Protocol on stdio.",
     details: [
@@ -225,6 +241,9 @@ export async function runTrt(
   }
   let parsed: ParsedArgs;
   const positional: string[] = [];
+  if (name === "sandbox" && rest[0] !== undefined && !rest[0].startsWith("-")) {
+    positional.push(rest.shift()!);
+  }
   if (name === "credentials") {
     while (positional.length < 2 && rest[0] !== undefined && !rest[0].startsWith("-")) {
       positional.push(rest.shift()!);
@@ -270,6 +289,13 @@ export async function runTrt(
         return 2;
       }
       return await credentialsVerb(context, positional[0], positional[1]);
+    }
+    if (name === "sandbox") {
+      if (positional[0] === undefined) {
+        io.stderr("trt sandbox: an action is needed (usage: trt sandbox build [--force])\n");
+        return 2;
+      }
+      return await sandboxVerb(context, positional[0]);
     }
     return await verb.run(context);
   } catch (error) {

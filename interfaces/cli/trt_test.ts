@@ -49,7 +49,7 @@ Deno.test("trt without a verb, with an unknown verb or flag, or a missing value 
   assert.deepStrictEqual(await trt(["frob"], io()), [
     2,
     "",
-    'trt: unknown verb "frob" (verbs: serve, dump-config, doctor, permissions, usage, credentials, acp; see trt --help)\n',
+    'trt: unknown verb "frob" (verbs: serve, dump-config, doctor, permissions, usage, credentials, sandbox, acp; see trt --help)\n',
   ]);
   assert.deepStrictEqual(await trt(["doctor", "--verbose"], io()), [
     2,
@@ -206,8 +206,8 @@ Deno.test("trt dump-config prints the annotated tree and trt doctor reports a cl
     0,
     [
       `profile "dev" (${home.dir}/profiles/dev/profile.yml)`,
-      "ok      rows greeter: ok (greeter)",
-      "ok      rows shouter: ok (shouter)",
+      "ok      rows greeter: config valid (greeter)",
+      "ok      rows shouter: config valid (shouter)",
       "ok      permissions: every grant is scoped",
       "",
     ].join("\n"),
