@@ -9,11 +9,6 @@ import { SESSION_ID_PATTERN } from "../sessions/envelope.ts";
 import type { Sessions } from "../sessions/sessions.ts";
 import { findPendingInput } from "./pending_input.ts";
 
-/** How long the recovery waits for a driver to be mounted. */
-const DRIVER_WAIT_MS = 60_000;
-/** How often it looks for the driver meanwhile. */
-const DRIVER_POLL_MS = 20;
-
 /** What the recovery needs from the agents service. */
 export interface RecoveryHost {
   readonly sessions: Sessions;
@@ -22,7 +17,12 @@ export interface RecoveryHost {
   stopped(): boolean;
   /** True when the agent is resident or being made resident. */
   resident(agentId: string): boolean;
-  /** True once a driver is mounted (the driver's row mounts after the agents row). */
+  /**
+   * Resolves `true` once the host has settled (every row started: the driver's row mounts after the agents row), or
+   * `false` when the service stops first.
+   */
+  settled(): Promise<boolean>;
+  /** True when a driver is mounted. */
   driverReady(): boolean;
   /** Makes the agent resident (which queues its unclaimed input again and wakes it). */
   ensure(agentId: string): Promise<unknown>;
@@ -34,14 +34,10 @@ export interface RecoveryHost {
  * failure) is logged and left to the agent's next use. Never rejects.
  */
 export async function recoverQueuedInput(host: RecoveryHost): Promise<void> {
-  const deadline = performance.now() + DRIVER_WAIT_MS;
-  while (!host.driverReady()) {
-    if (host.stopped()) return;
-    if (performance.now() > deadline) {
-      host.logger.log("warn", "Queued input was not recovered at start: no driver was mounted");
-      return;
-    }
-    await new Promise((resolve) => setTimeout(resolve, DRIVER_POLL_MS));
+  if (!(await host.settled()) || host.stopped()) return;
+  if (!host.driverReady()) {
+    host.logger.log("warn", "Queued input was not recovered at start: no driver was mounted");
+    return;
   }
   let ids: string[];
   try {

@@ -255,11 +255,15 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
     this.ctx.effect(() => () => this.#shutdown(), "agents: shutdown");
     this.#startSweeper();
     if (this.config.recover_input) {
+      const halt = Promise.withResolvers<boolean>();
+      this.ctx.effect(() => () => halt.resolve(false), "agents: recovery halt");
       this.#recovery = recoverQueuedInput({
         sessions: this.ctx.get(SessionsKey),
         logger: this.ctx.logger,
         stopped: () => this.#stopped,
         resident: (id) => this.#agents.has(id) || this.#pending.has(id),
+        // The same settling the approvals row waits on: past `idle` every row has started.
+        settled: () => Promise.race([this.ctx.idle().then(() => true), halt.promise]),
         driverReady: () => driverOf(this.ctx) !== undefined,
         ensure: (id) => this.ensure(id),
       });
