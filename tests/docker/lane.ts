@@ -1,13 +1,13 @@
-// deno-lint-ignore-file no-console
 /**
  * The docker test lane's gate: is there a working Docker engine and the sandbox image? It never starts the engine
  * (CI does, with `start_dockerd.sh`); when the engine answers and only the image is missing, it builds the image
  * with `make_image.sh` (no registry needed). Tests that need Docker pass the returned `skip` reason to `ignore`,
- * and it is printed loudly.
+ * and it is printed loudly (in CI, where every lane is required, a skip throws instead).
  *
  * @module
  */
 import { DEFAULT_SANDBOX_IMAGE } from "@terret/exec/sandbox";
+import { skipLane } from "../lane.ts";
 
 /** The result of {@linkcode dockerLane}. */
 export interface DockerLane {
@@ -44,9 +44,7 @@ async function run(
 export async function dockerLane(image = DEFAULT_SANDBOX_IMAGE): Promise<DockerLane> {
   const skip = await reason(image);
   if (skip !== undefined) {
-    console.warn(
-      `\n!!! DOCKER LANE SKIPPED: ${skip}\n!!! (CI starts the engine with tests/docker/start_dockerd.sh)\n`,
-    );
+    skipLane("docker", `${skip} (CI starts the engine with tests/docker/start_dockerd.sh)`);
   }
   return { skip, image };
 }
