@@ -6,6 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { type Context, createContext, createMemoryLogger, Loader, type Row } from "@terret/hames";
+import { TerretError } from "@terret/hames";
+import { mcpServerConfig } from "@terret/core/mcp";
 import {
   ApprovalsService,
   mcpPlugin,
@@ -23,7 +25,7 @@ import {
   subprocessPlugin,
   workspacePlugin,
 } from "@terret/exec";
-import { EVERYTHING, prefetchServers } from "./_world.ts";
+import { EVERYTHING, FILESYSTEM, prefetchServers } from "./_world.ts";
 
 /** What server-everything reads from its environment when it loads. */
 const EVERYTHING_ENV = [
@@ -31,6 +33,8 @@ const EVERYTHING_ENV = [
   "GZIP_MAX_FETCH_TIME_MILLIS",
   "GZIP_ALLOWED_DOMAINS",
 ];
+/** What server-filesystem (its minimatch) reads from its environment when it loads. */
+const FILESYSTEM_ENV = ["__MINIMATCH_TESTING_PLATFORM__"];
 
 const NONE_ROW = { plugin: noneSandboxPlugin, config: { acknowledge_unsandboxed: true } };
 
@@ -96,6 +100,20 @@ async function boot(
   };
 }
 
+/** A loopback HTTP server counting the requests it gets. */
+function countingServer(): { port: number; requests: () => number } & AsyncDisposable {
+  let requests = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
+    requests++;
+    return new Response("plain text to compress");
+  });
+  return {
+    port: server.addr.port,
+    requests: () => requests,
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
 const EVERYTHING_TOOLS = [
   "echo",
   "get-annotated-message",
@@ -132,4 +150,169 @@ Deno.test("a stdio row without sandbox: runs under the sandbox row (a deno row d
     content: 'Requires env access to "toJSON", run again with the --allow-env flag',
     is_error: true,
   });
+});
+
+Deno.test("server-everything under its own deno sandbox: tools listed, and calls outside the grant end in the server's error", async () => {
+  await prefetchServers();
+  await using web = countingServer();
+  // The sandbox row runs programs unconfined: the row's own sandbox is all that confines the server.
+  await using b = await boot(() => ({
+    name: "everything",
+    transport: "stdio",
+    command: "deno",
+    args: ["run", EVERYTHING, "stdio"],
+    env: { NO_COLOR: "1" },
+    sandbox: "deno",
+    allow: { env: EVERYTHING_ENV },
+  }));
+  assert.deepStrictEqual(b.tools("everything"), EVERYTHING_TOOLS);
+  assert.deepStrictEqual(
+    await b.call("mcp__everything__get-sum", { a: 2, b: 3 }),
+    {
+      id: "c1",
+      name: "mcp__everything__get-sum",
+      content: "The sum of 2 and 3 is 5.",
+      is_error: false,
+    },
+  );
+  assert.deepStrictEqual(await b.call("mcp__everything__get-env"), {
+    id: "c2",
+    name: "mcp__everything__get-env",
+    content: 'Requires env access to "toJSON", run again with the --allow-env flag',
+    is_error: true,
+  });
+  const url = `http://127.0.0.1:${web.port}/notes.txt`;
+  assert.deepStrictEqual(
+    await b.call("mcp__everything__gzip-file-as-resource", { name: "n.gz", data: url }),
+    {
+      id: "c3",
+      name: "mcp__everything__gzip-file-as-resource",
+      content:
+        `Requires net access to "127.0.0.1:${web.port}", run again with the --allow-net flag`,
+      is_error: true,
+    },
+  );
+  assert.equal(web.requests(), 0);
+});
+
+Deno.test("allow.net grants exactly the configured host to a server under its own deno sandbox", async () => {
+  await prefetchServers();
+  await using web = countingServer();
+  await using b = await boot(() => ({
+    name: "everything",
+    transport: "stdio",
+    command: EVERYTHING,
+    args: ["stdio"],
+    sandbox: "deno",
+    allow: { env: EVERYTHING_ENV, net: [`127.0.0.1:${web.port}`] },
+  }));
+  const result = await b.call("mcp__everything__gzip-file-as-resource", {
+    name: "n.gz",
+    data: `http://127.0.0.1:${web.port}/notes.txt`,
+  });
+  assert.deepStrictEqual([result.is_error, web.requests()], [false, 1]);
+});
+
+Deno.test("server-filesystem under its own deno sandbox: the Deno grant, not the server's list, denies a write outside it", async () => {
+  await prefetchServers();
+  const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-mcp-outside-" }));
+  try {
+    await Deno.writeTextFile(`${outside}/shared.txt`, "read-only grant\n");
+    // The server is told both directories; the row grants the second for reading only.
+    await using b = await boot((dir) => ({
+      name: "fs",
+      transport: "stdio",
+      command: FILESYSTEM,
+      args: [dir, outside],
+      env: { NO_COLOR: "1" },
+      sandbox: "deno",
+      allow: { env: FILESYSTEM_ENV, read: [outside] },
+    }));
+    assert.equal(b.tools("fs").length, 14);
+    assert.deepStrictEqual(await b.call("mcp__fs__list_allowed_directories"), {
+      id: "c1",
+      name: "mcp__fs__list_allowed_directories",
+      content: `Allowed directories:\n${b.dir}\n${outside}`,
+      is_error: false,
+    });
+    assert.deepStrictEqual(
+      await b.call("mcp__fs__write_file", { path: `${b.dir}/in.txt`, content: "in\n" }),
+      {
+        id: "c2",
+        name: "mcp__fs__write_file",
+        content: `Successfully wrote to ${b.dir}/in.txt`,
+        is_error: false,
+      },
+    );
+    assert.deepStrictEqual(
+      await b.call("mcp__fs__read_text_file", { path: `${outside}/shared.txt` }),
+      { id: "c3", name: "mcp__fs__read_text_file", content: "read-only grant\n", is_error: false },
+    );
+    assert.deepStrictEqual(
+      await b.call("mcp__fs__write_file", { path: `${outside}/planted.txt`, content: "x" }),
+      {
+        id: "c4",
+        name: "mcp__fs__write_file",
+        content:
+          `Requires write access to "${outside}/planted.txt", run again with the --allow-write flag`,
+        is_error: true,
+      },
+    );
+    await assert.rejects(Deno.stat(`${outside}/planted.txt`), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(outside, { recursive: true });
+  }
+});
+
+Deno.test("a row's own sandbox fails closed: none needs an acknowledgement, allow needs a sandbox, bwrap is not in this build", async () => {
+  const issues = (config: Record<string, unknown>) => {
+    const parsed = mcpServerConfig.safeParse({
+      name: "x",
+      transport: "stdio",
+      command: "x",
+      ...config,
+    });
+    return parsed.success
+      ? []
+      : parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+  };
+  assert.deepStrictEqual(issues({ sandbox: "none" }), [
+    "sandbox: none runs the server unconfined on the host; set acknowledge_unconfined: true to accept that",
+  ]);
+  assert.deepStrictEqual(issues({ sandbox: "deno", acknowledge_unconfined: true }), [
+    "acknowledge_unconfined: applies to sandbox: none only",
+  ]);
+  assert.deepStrictEqual(issues({ allow: { net: ["api.github.com"], env: ["A"] } }), [
+    "allow: grants net, env of the row's own sandbox; set sandbox: deno or bwrap (the sandbox row's grants are its own)",
+  ]);
+  assert.deepStrictEqual(issues({ sandbox: "deno", allow: { read: ["rel", "/a,b"] } }), [
+    "allow.read.0: must be an absolute path without a comma",
+    "allow.read.1: must be an absolute path without a comma",
+  ]);
+  assert.deepStrictEqual(issues({ sandbox: "docker" }), [
+    'sandbox: Invalid option: expected one of "deno"|"bwrap"|"none"',
+  ]);
+  assert.deepStrictEqual(issues({ sandbox: "none", acknowledge_unconfined: true }), []);
+
+  await assert.rejects(
+    boot(() => ({ name: "boxed", transport: "stdio", command: EVERYTHING, sandbox: "bwrap" })),
+    (error: unknown) =>
+      error instanceof TerretError && error.code === "BootFailed" &&
+      error.message ===
+        'Cannot boot: row "mcp.boxed" failed to start: Cannot confine "mcp.boxed" with the "bwrap" sandbox: the bwrap provider is not part of this build',
+  );
+  // Under deno the row derives the flags: a server argv that sets its own is refused, never run.
+  await assert.rejects(
+    boot(() => ({
+      name: "boxed",
+      transport: "stdio",
+      command: "deno",
+      args: ["run", "-A", EVERYTHING],
+      sandbox: "deno",
+    })),
+    (error: unknown) =>
+      error instanceof TerretError && error.code === "BootFailed" &&
+      error.message ===
+        `Cannot boot: row "mcp.boxed" failed to start: Cannot connect to MCP server "boxed": Cannot run "deno run -A ${EVERYTHING}": the deno sandbox derives the flags itself and refuses "-A"`,
+  );
 });
