@@ -5,19 +5,17 @@
  * @module
  */
 import { type Context, definePlugin, type Plugin, type ServiceKey } from "@terret/hames";
-import { TerretError } from "../errors.ts";
 import { PromptKey } from "../prompt/prompt_assembler.ts";
-import { type Subprocess, SubprocessKey } from "../seams/subprocess.ts";
+import { SubprocessKey } from "../seams/subprocess.ts";
 import { WorkspaceKey } from "../seams/workspace.ts";
 import type { JsonSchema } from "../tools/json_schema.ts";
 import { ToolsKey } from "../tools/tool_registry.ts";
-import { type McpServerConfig, mcpServerConfig, type McpStdioTarget } from "./config.ts";
-import { mcpConfinement } from "./confinement.ts";
+import { type McpServerConfig, mcpServerConfig } from "./config.ts";
+import { stdioRowOpener } from "./confinement.ts";
 import type { OpenedTransport } from "./connection.ts";
 import { McpServerState, McpToolsReconciled } from "./events.ts";
 import { McpToolSource } from "./tool_source.ts";
-import { httpOpener, stdioOpener } from "./transports.ts";
-import { inheritedEnv, readHostEnv } from "./runtime_env.ts";
+import { httpOpener } from "./transports.ts";
 
 /**
  * Connects one MCP server and keeps its tools registered while the row lives.
@@ -120,33 +118,10 @@ async function opener(
   config: McpServerConfig,
 ): Promise<() => Promise<OpenedTransport>> {
   if (config.transport === "http") return httpOpener({ url: config.url, headers: config.headers });
-  const dirs = ctx.get(WorkspaceKey).dirs;
-  const cwd = config.cwd ?? dirs[0];
-  if (cwd === undefined) {
-    throw new TerretError(
-      "ConfigInvalid",
-      `Cannot start MCP server "${config.name}": no cwd is configured and the workspace grants no directory`,
-    );
-  }
-  const subprocess = await serverSubprocess(ctx.get(SubprocessKey), config, dirs);
-  return stdioOpener(subprocess, {
-    server: config.name,
-    argv: [config.command, ...config.args],
-    cwd,
-    env: {
-      ...inheritedEnv(config.name, config.inherit_env, readHostEnv, ctx.logger),
-      ...config.env,
-    },
-    stderrLimit: config.stderr_log_chars,
-  }, ctx.logger);
-}
-
-/** The subprocess seam the server spawns through: the row's own sandbox when it names one, else the seam as is. */
-async function serverSubprocess(
-  subprocess: Subprocess,
-  config: McpStdioTarget & { readonly name: string },
-  dirs: readonly string[],
-): Promise<Subprocess> {
-  const request = mcpConfinement(config.name, config, dirs);
-  return request === undefined ? subprocess : await subprocess.confine(request);
+  return await stdioRowOpener({
+    subprocess: ctx.get(SubprocessKey),
+    dirs: ctx.get(WorkspaceKey).dirs,
+    config,
+    logger: ctx.logger,
+  });
 }
