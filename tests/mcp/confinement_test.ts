@@ -5,7 +5,14 @@
  * outside the grant ends in the server's error, passed to the model as an `is_error` result.
  */
 import assert from "node:assert/strict";
-import { type Context, createContext, createMemoryLogger, Loader, type Row } from "@terret/hames";
+import {
+  type Context,
+  createContext,
+  createMemoryLogger,
+  Loader,
+  pluginPermissions,
+  type Row,
+} from "@terret/hames";
 import { TerretError } from "@terret/hames";
 import { mcpServerConfig } from "@terret/core/mcp";
 import {
@@ -315,4 +322,36 @@ Deno.test("a row's own sandbox fails closed: none needs an acknowledgement, allo
       error.message ===
         `Cannot boot: row "mcp.boxed" failed to start: Cannot connect to MCP server "boxed": Cannot run "deno run -A ${EVERYTHING}": the deno sandbox derives the flags itself and refuses "-A"`,
   );
+});
+
+Deno.test("a row with its own deno sandbox declares the host permissions that sandbox needs", () => {
+  const own = mcpServerConfig.parse({
+    name: "s",
+    transport: "stdio",
+    command: "npm:srv",
+    inherit_env: ["DENO_DIR"],
+    sandbox: "deno",
+  });
+  assert.deepStrictEqual(pluginPermissions(mcpPlugin, own), {
+    env: [
+      "DENO_DIR",
+      "HOME",
+      "XDG_CACHE_HOME",
+      "HTTP_PROXY",
+      "HTTPS_PROXY",
+      "NO_PROXY",
+      "NPM_CONFIG_REGISTRY",
+      "DENO_CERT",
+    ],
+    run: [Deno.execPath()],
+  });
+  const none = mcpServerConfig.parse({
+    name: "s",
+    transport: "stdio",
+    command: "srv",
+    inherit_env: [],
+    sandbox: "none",
+    acknowledge_unconfined: true,
+  });
+  assert.deepStrictEqual(pluginPermissions(mcpPlugin, none), { env: [] });
 });
