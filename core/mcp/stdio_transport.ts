@@ -29,6 +29,8 @@ export interface StdioTransportOptions {
 }
 
 const ENCODER = new TextEncoder();
+/** How long an exited server's stderr is read to its end before it is cut off (its process group is gone by then). */
+const STDERR_DRAIN_MS = 5000;
 
 /**
  * An MCP client `Transport` speaking newline-delimited JSON-RPC over a child's stdin/stdout, spawned through the
@@ -209,7 +211,7 @@ export class SubprocessStdioTransport implements Transport {
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
       this.#stderrDrained,
-      new Promise((resolve) => timer = setTimeout(resolve, 1000)),
+      new Promise((resolve) => timer = setTimeout(resolve, STDERR_DRAIN_MS)),
     ]);
     clearTimeout(timer);
     this.#closeReason ??= describeExit(exit, this.#stderr);
