@@ -67,6 +67,7 @@ Deno.test({
       "prompt=terret-prompt",
       "agents=terret-agents",
       "loop=terret-loop",
+      "subagents=terret-subagents",
       "compaction=terret-compaction",
       "titles=terret-titler",
       "approvals=terret-approvals",
