@@ -40,6 +40,7 @@ import {
   workspacePlugin,
 } from "@terret/exec";
 import { WsInterface } from "@terret/ws";
+import { acpSubagentsPlugin } from "@terret/acp";
 
 /**
  * Every built-in plugin: the core (the session stores `terret-store-sqlite`, `terret-store-jsonl` and
@@ -50,7 +51,7 @@ import { WsInterface } from "@terret/ws";
  * (`workspace`, `fs`, the sandbox providers `sandbox-docker`, `sandbox-deno` and `sandbox-none`, `subprocess`,
  * `shell`, `terminals`) and the standard tools (`terret-tools-std`) and the WebSocket event stream (`terret-ws`).
  * And durable approvals, `terret-approvals` (`approvals`), and subagents with the `Task` tool, `terret-subagents`
- * (`subagents`).
+ * (`subagents`), with the ACP-client provider `terret-subagents-acp` (`subagents.acp`).
  */
 export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   sqliteStorePlugin,
@@ -83,4 +84,5 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   redactionPlugin,
   credentialsPlugin,
   WsInterface,
+  acpSubagentsPlugin,
 ]);

@@ -17,7 +17,7 @@ import { type Sessions, SessionsKey } from "../sessions/sessions.ts";
 import { rollupUsage, type UsageRollup } from "../sessions/usage.ts";
 import { ToolPolicyKey } from "../tools/allow_list.ts";
 import { PatternSet } from "../tools/fnmatch.ts";
-import { messageOf } from "../tools/tool.ts";
+import { messageOf, TOOL_NAME_PATTERN } from "../tools/tool.ts";
 import { ToolsKey } from "../tools/tool_registry.ts";
 import { agentProvider } from "./agent_provider.ts";
 import { childEnd, childIdFor, type SubagentMeta, subagentMeta } from "./lineage.ts";
@@ -260,9 +260,10 @@ export class SubagentsService extends Service<SubagentsConfig> implements Subage
   }
 
   /**
-   * The exact tool names the child may use: every tool visible to the parent that the policy admits for the parent's
-   * session (the floor ∧ the parent session's policy, the parent's own lineage included) and the type's patterns
-   * name. Exact names, so the child's policy is never wider than this, whatever registers later.
+   * The exact tool names the child may use: every tool visible to the parent, and every exact name the type lists
+   * (an external agent's tools are not registered here), that the type's patterns name and the policy admits for
+   * the parent's session (the floor ∧ the parent session's policy, the parent's own lineage included). Exact names,
+   * so the child's policy is never wider than this, whatever registers later.
    */
   async #childTools(
     call: SubagentCall,
@@ -272,14 +273,18 @@ export class SubagentsService extends Service<SubagentsConfig> implements Subage
     const policy = this.ctx.maybe(ToolPolicyKey);
     if (policy === undefined) return [];
     const patterns = new PatternSet(type.tools);
+    const candidates = new Set([
+      ...this.ctx.get(ToolsKey).list({ ctx: call.ctx }).map((tool) => tool.name),
+      ...type.tools.filter((pattern) => TOOL_NAME_PATTERN.test(pattern)),
+    ]);
     const names: string[] = [];
-    for (const tool of this.ctx.get(ToolsKey).list({ ctx: call.ctx })) {
-      if (!patterns.test(tool.name)) continue;
-      const verdict = await policy.check(tool.name, {
+    for (const name of candidates) {
+      if (!patterns.test(name)) continue;
+      const verdict = await policy.check(name, {
         session_id: call.session_id,
         ...(signal === undefined ? {} : { signal }),
       });
-      if (verdict.allowed) names.push(tool.name);
+      if (verdict.allowed) names.push(name);
     }
     return names.sort();
   }

@@ -68,6 +68,7 @@ Deno.test({
       "agents=terret-agents",
       "loop=terret-loop",
       "subagents=terret-subagents",
+      "subagents.acp=terret-subagents-acp",
       "compaction=terret-compaction",
       "titles=terret-titler",
       "approvals=terret-approvals",
