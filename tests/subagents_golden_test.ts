@@ -6,7 +6,7 @@
  * `UPDATE_GOLDEN=1 deno test -A tests/subagents_golden_test.ts`.
  */
 import assert from "node:assert/strict";
-import { AgentDisposed, Llm } from "@terret/core";
+import { AgentDisposed, ApprovalsKey, Llm } from "@terret/core";
 import { SubagentsService } from "@terret/core/subagents";
 import {
   type AgentStack,
@@ -44,8 +44,17 @@ async function fixture(
   return { stack, child, disposed, [Symbol.asyncDispose]: () => stack.dispose() };
 }
 
+/** The session's events, request ids numbered in order of appearance (they are random). */
 async function golden(stack: AgentStack, sessionId: string, name: string): Promise<void> {
-  await assertGolden(`subagents/${name}`, eventShapes(await stack.sessions.read(sessionId)));
+  const ids = new Map<string, string>();
+  const text = JSON.stringify(eventShapes(await stack.sessions.read(sessionId))).replace(
+    /"request_id":"([^"]+)"/g,
+    (_, id: string) => {
+      if (!ids.has(id)) ids.set(id, `r${ids.size + 1}`);
+      return `"request_id":"${ids.get(id)}"`;
+    },
+  );
+  await assertGolden(`subagents/${name}`, JSON.parse(text));
 }
 
 const task = (id: string, prompt: string, type = "general-purpose") => ({
@@ -219,4 +228,50 @@ Deno.test("golden: an unknown subagent_type and an empty prompt are is_error res
     parent.requests[0]!.tools!.find((tool) => tool.name === "Task")!.description,
     /Available agent types \(subagent_type\):\n- general-purpose: Anything\n- explorer: Reads code$/,
   );
+});
+
+Deno.test("golden: a child is unattended by default; a type with approvals inherit parks for the parent's clients", async () => {
+  const parent = scriptedAdapter([
+    toolCallsReply([task("t1", "Try the guarded tool", "worker")]),
+    toolCallsReply([task("t2", "Try it again", "helper")]),
+    textReply("Done."),
+  ]);
+  const child = scriptedAdapter([
+    toolCallsReply([{ id: "g1", name: "guarded", args: { n: 1 } }]),
+    textReply("It was denied."),
+    toolCallsReply([{ id: "g2", name: "guarded", args: { n: 2 } }]),
+    textReply("It ran."),
+  ]);
+  const stack = await createAgentStack({
+    adapter: parent,
+    allow: ["Task", "guarded"],
+    // No rule: every policy call is asked about.
+    approvals: {},
+    rows: [{
+      id: "subagents",
+      plugin: SubagentsService,
+      config: {
+        types: [
+          { name: "worker", description: "Unattended" },
+          { name: "helper", description: "Attended", approvals: "inherit" },
+        ],
+      },
+    }],
+  });
+  await using _stack = stack;
+  stack.ctx.get(Llm).register(stack.ctx, { role: "subagent", adapter: child });
+  stack.tools.register(stack.ctx, scriptedTool("guarded", { approval: "policy" }).definition);
+  const agent = await stack.agents.create({ agent_id: "p" });
+  agent.send("Go");
+  const approvals = stack.ctx.get(ApprovalsKey);
+  // The attended child's call parks in its own log until a client answers it there.
+  await until(() => stack.agents.get("p.sub-2")?.status === "waiting_approval", "the parked call");
+  const [request] = await approvals.pending("p.sub-2");
+  await approvals.answer("p.sub-2", request!.request_id, {
+    decision: "allow",
+    by: { kind: "client", id: "watcher" },
+  });
+  await agent.idle();
+  await golden(stack, "p.sub-1", "unattended_child");
+  await golden(stack, "p.sub-2", "inherit_child");
 });

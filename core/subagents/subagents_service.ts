@@ -126,8 +126,32 @@ export class SubagentsService extends Service<SubagentsConfig> implements Subage
         type.name,
       );
     }
+    // Counted before the first await, so calls of one step that run together cannot all pass the check.
+    const running = this.#running.get(call.session_id) ?? 0;
+    if (running >= this.config.max_concurrent) {
+      return refused(
+        `Cannot start a subagent: this agent already runs ${running} at once, the most allowed ` +
+          `(subagents.max_concurrent). Wait for one to finish, then call Task again.`,
+        type.name,
+      );
+    }
+    this.#running.set(call.session_id, running + 1);
+    try {
+      return await this.#checkDepthAndRun(call, type, provider, options.signal);
+    } finally {
+      const left = (this.#running.get(call.session_id) ?? 1) - 1;
+      if (left === 0) this.#running.delete(call.session_id);
+      else this.#running.set(call.session_id, left);
+    }
+  }
+
+  async #checkDepthAndRun(
+    call: SubagentCall,
+    type: SubagentType,
+    provider: SubagentProvider,
+    signal: AbortSignal | undefined,
+  ): Promise<SubagentResult> {
     const sessions = this.ctx.get(SessionsKey);
-    const signal = options.signal;
     let parentMeta: SubagentMeta | undefined;
     try {
       parentMeta = await subagentMeta(sessions, call.session_id, signal);
@@ -146,22 +170,7 @@ export class SubagentsService extends Service<SubagentsConfig> implements Subage
         type.name,
       );
     }
-    const running = this.#running.get(call.session_id) ?? 0;
-    if (running >= this.config.max_concurrent) {
-      return refused(
-        `Cannot start a subagent: ${running} subagents of this agent are already running, the most allowed ` +
-          `(subagents.max_concurrent). Wait for one to finish, then call Task again.`,
-        type.name,
-      );
-    }
-    this.#running.set(call.session_id, running + 1);
-    try {
-      return await this.#runChild(sessions, call, type, depth, provider, signal);
-    } finally {
-      const left = (this.#running.get(call.session_id) ?? 1) - 1;
-      if (left === 0) this.#running.delete(call.session_id);
-      else this.#running.set(call.session_id, left);
-    }
+    return await this.#runChild(sessions, call, type, depth, provider, signal);
   }
 
   async #runChild(
