@@ -79,3 +79,85 @@ Deno.test("SubagentsService cancels a child that outlives its time budget; the T
   });
   assert.equal(stack.agents.get("p.sub-1"), undefined);
 });
+
+Deno.test("after a restart a re-executed Task call finds its own child's closed turn, and ids are never reused", async () => {
+  const args = { description: "Find", prompt: "Find it", subagent_type: "general-purpose" };
+  const parent = scriptedAdapter([
+    textReply("Resumed."),
+    toolCallsReply([{ id: "t2", name: "Task", args: { ...args, prompt: "Again" } }]),
+    textReply("Twice."),
+  ]);
+  const child = scriptedAdapter([textReply("Found again.")]);
+  await using stack = await createAgentStack({
+    adapter: parent,
+    allow: ["Task"],
+    rows: [{ id: "subagents", plugin: SubagentsService, config: {} }],
+  });
+  stack.ctx.get(Llm).register(stack.ctx, { role: "subagent", adapter: child });
+  const log = stack.sessions;
+  const append = (id: string, type: string, payload: unknown) => log.append(id, { type, payload });
+  // What a process left when it died after the child finished and before the parent logged the result.
+  await log.create({ session_id: "p", meta: { agent_id: "p" } });
+  await append("p", "turn/start", { agent_id: "p" });
+  await append("p", "step/start", { step: 1 });
+  await append("p", "user/message", { content: "Go" });
+  await append("p", "assistant/message", {
+    parts: [{ type: "tool_call", id: "t1", name: "Task", args }],
+  });
+  await append("p", "tool/call", { id: "t1", name: "Task", args });
+  await log.create({
+    session_id: "p.sub-1",
+    meta: {
+      agent_id: "p.sub-1",
+      unattended: true,
+      subagent: {
+        parent_session_id: "p",
+        parent_agent_id: "p",
+        call_id: "t1",
+        type: "general-purpose",
+        description: "Find",
+        depth: 1,
+      },
+    },
+  });
+  await append("p.sub-1", "turn/start", { agent_id: "p.sub-1" });
+  await append("p.sub-1", "step/start", { step: 1 });
+  await append("p.sub-1", "user/message", { content: "Find it" });
+  await append("p.sub-1", "assistant/message", { parts: [{ type: "text", text: "Found it." }] });
+  await append("p.sub-1", "step/end", {
+    step: 1,
+    usage: { input_tokens: 7, output_tokens: 3 },
+    finish_reason: "stop",
+  });
+  await append("p.sub-1", "turn/end", { status: "completed" });
+  // A session a client made at the next child id before any Task asked for it.
+  await log.create({ session_id: "p.sub-2", meta: { agent_id: "p.sub-2" } });
+
+  const agent = await stack.agents.create({ agent_id: "p" });
+  assert.equal(agent.wake(), true);
+  await agent.idle();
+  agent.send("Again");
+  await agent.idle();
+
+  const events = await log.read("p");
+  assert.deepStrictEqual(results(events), [
+    ["t1", false, "completed", "p.sub-1"],
+    ["t2", false, "completed", "p.sub-3"],
+  ]);
+  const first = events.find((event) => event.type === "tool/result")!.payload as {
+    content: unknown;
+  };
+  assert.deepStrictEqual(first.content, [
+    { type: "text", text: "Found it." },
+    {
+      type: "text",
+      text: 'Subagent session "p.sub-1" completed after 1 step (7 input, 3 output tokens).',
+    },
+  ]);
+  // The finished child was not run again; only the new call's child asked the model.
+  assert.deepStrictEqual(child.requests.map((request) => request.messages.length), [1]);
+  assert.equal(await log.head("p.sub-1"), 7);
+  assert.deepStrictEqual((await log.read("p.sub-2")).map((event) => event.type), [
+    "session/created",
+  ]);
+});
