@@ -12,9 +12,12 @@
  *
  * A `tools/execute` listener on each host times the call itself (from admission to the handler's result), so the
  * figures are the tool calls' own; the turns are timed too. In paired rounds (the order alternated each round),
- * each host runs TURNS fresh agents; the figures are medians of per-round ratios.
+ * each host runs TURNS fresh agents (a round's figure is the median of its turns); the figures are medians of
+ * per-round ratios.
  *
- * Run: deno run -A --lock=bench/deno.lock bench/task_round_trip.ts [--quick]
+ * `--memory` runs both hosts on the memory store instead: the harness's own cost, without the durable commits.
+ *
+ * Run: deno run -A --lock=bench/deno.lock bench/task_round_trip.ts [--quick] [--memory]
  *
  * @module
  */
@@ -31,6 +34,7 @@ import {
 import { z } from "zod";
 
 const QUICK = Deno.args.includes("--quick");
+const MEMORY = Deno.args.includes("--memory");
 const TURNS = QUICK ? 2 : 4;
 const WARM = QUICK ? 20 : 100;
 const ROUNDS = QUICK ? 21 : 101;
@@ -63,7 +67,7 @@ async function mount(harness: Harness, dir: string, turns: number): Promise<Host
   const stack = await createAgentStack({
     adapter: scriptedAdapter(replies),
     allow: ["Task", "echo"],
-    sqlitePath: `${dir}/${harness}.db`,
+    ...(MEMORY ? {} : { sqlitePath: `${dir}/${harness}.db` }),
     // A child is resident while it runs: room for every parent and its child.
     maxAgents: 2 * turns + 2,
     context: { mode: "production" },
@@ -91,28 +95,24 @@ async function mount(harness: Harness, dir: string, turns: number): Promise<Host
   return { stack, calls };
 }
 
-/** Runs `count` turns on fresh agents; returns the mean wall time per turn in microseconds. */
+/** Runs `count` turns on fresh agents; returns the median wall time per turn in microseconds. */
 async function turns(host: Host, prefix: string, count: number): Promise<number> {
-  let total = 0;
+  const times: number[] = [];
   for (let i = 0; i < count; i++) {
     const agent = await host.stack.agents.ensure(`${prefix}-${i}`);
     const started = performance.now();
     agent.send("Go");
     await agent.idle();
-    total += performance.now() - started;
+    times.push((performance.now() - started) * 1000);
     if (agent.status !== "idle") throw new Error(`turn ${prefix}-${i} ended ${agent.status}`);
   }
-  return total / count * 1000;
+  return median(times);
 }
 
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-function mean(values: readonly number[]): number {
-  return values.reduce((sum, value) => sum + value, 0) / values.length;
 }
 
 const dir = await Deno.makeTempDir({ prefix: "terret-bench-task-" });
@@ -135,7 +135,7 @@ try {
     for (const harness of order) {
       const before = hosts[harness].calls.length;
       turn[harness] = await turns(hosts[harness], `r${round}`, TURNS);
-      call[harness] = mean(hosts[harness].calls.slice(before));
+      call[harness] = median(hosts[harness].calls.slice(before));
     }
     for (const harness of HARNESSES) {
       perTurn[harness].push(turn[harness]!);
@@ -151,7 +151,9 @@ try {
     throw new Error("the child did not complete");
   }
   console.log(
-    `Task round trip: ${ROUNDS} rounds of ${TURNS} turns per host (order alternated), SQLite store`,
+    `Task round trip: ${ROUNDS} rounds of ${TURNS} turns per host (order alternated), ${
+      MEMORY ? "memory" : "SQLite"
+    } store`,
   );
   console.log(`  plain tool call (baseline): median ${median(perCall.plain).toFixed(1)} µs/call`);
   console.log(
