@@ -46,7 +46,8 @@ export function agentProvider(ctx: Context): SubagentProvider {
           if (signal.aborted) child.cancel(why());
           if (payload.step > type.max_steps) {
             return Promise.resolve({
-              reject: `the subagent type "${type.name}" allows at most ${type.max_steps} steps`,
+              reject: `the subagent type "${type.name}" allows at most ${type.max_steps} step` +
+                (type.max_steps === 1 ? "" : "s"),
             });
           }
           return next();

@@ -161,3 +161,55 @@ Deno.test("after a restart a re-executed Task call finds its own child's closed 
     "session/created",
   ]);
 });
+
+Deno.test("a child past its type's max_steps ends rejected, routed to the type's role and model", async () => {
+  const parent = scriptedAdapter([
+    toolCallsReply([{
+      id: "t1",
+      name: "Task",
+      args: { description: "Loop", prompt: "Keep going", subagent_type: "short" },
+    }]),
+    textReply("Stopped."),
+  ]);
+  const child = scriptedAdapter([
+    toolCallsReply([{
+      id: "c1",
+      name: "Task",
+      args: { description: "x", prompt: "", subagent_type: "short" },
+    }]),
+  ]);
+  await using stack = await createAgentStack({
+    adapter: parent,
+    allow: ["Task"],
+    rows: [{
+      id: "subagents",
+      plugin: SubagentsService,
+      config: {
+        types: [{
+          name: "short",
+          description: "One step",
+          max_steps: 1,
+          role: "compactor",
+          model: "vendor/small-model",
+        }],
+      },
+    }],
+  });
+  // The child's requests go to the type's role (compactor here), with the type's model.
+  stack.ctx.get(Llm).register(stack.ctx, { role: "compactor", adapter: child });
+  const agent = await stack.agents.create({ agent_id: "p" });
+  agent.send("Go");
+  await agent.idle();
+  assert.deepStrictEqual(results(await stack.sessions.read("p")), [
+    ["t1", true, "rejected", "p.sub-1"],
+  ]);
+  assert.deepStrictEqual((await stack.sessions.read("p.sub-1")).at(-1)!.payload, {
+    status: "rejected",
+    error: {
+      code: "PreStepRejected",
+      message:
+        'Step 2 was rejected by agent/pre_step: the subagent type "short" allows at most 1 step',
+    },
+  });
+  assert.deepStrictEqual(child.requests.map((request) => request.model), ["vendor/small-model"]);
+});
