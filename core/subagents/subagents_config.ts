@@ -83,6 +83,9 @@ export const subagentTypeSchema: z.ZodType<SubagentType> = z.strictObject({
   cwd: z.string().min(1).optional().describe(
     "provider acp: the working directory of the external agent's session (default: the first workspace dir)",
   ),
+}).refine((type) => type.provider !== "acp" || type.command !== undefined, {
+  message: "a type with provider acp needs a command (the external agent's argv)",
+  path: ["command"],
 }) as z.ZodType<SubagentType>;
 
 /** The default type when the row lists none: Claude Code's `general-purpose`. */

@@ -4,6 +4,7 @@ import { createAgentStack } from "../loop/testing.ts";
 import { scriptedAdapter, textReply, toolCallsReply } from "../llm/testing/scripted_adapter.ts";
 import type { SessionEvent } from "../sessions/envelope.ts";
 import { SubagentsService } from "./subagents_service.ts";
+import { subagentsConfig } from "./subagents_config.ts";
 
 const task = (id: string, prompt: string) => ({
   id,
@@ -212,4 +213,21 @@ Deno.test("a child past its type's max_steps ends rejected, routed to the type's
     },
   });
   assert.deepStrictEqual(child.requests.map((request) => request.model), ["vendor/small-model"]);
+});
+
+Deno.test("subagentsConfig refuses an acp type without a command and duplicate type names", () => {
+  const acp = subagentsConfig.safeParse({
+    types: [{ name: "outside", description: "External", provider: "acp" }],
+  });
+  assert.deepStrictEqual(
+    acp.success ? [] : acp.error.issues.map((issue) => [issue.path.join("."), issue.message]),
+    [["types.0.command", "a type with provider acp needs a command (the external agent's argv)"]],
+  );
+  const twice = subagentsConfig.safeParse({
+    types: [{ name: "a", description: "A" }, { name: "a", description: "B" }],
+  });
+  assert.deepStrictEqual(
+    twice.success ? [] : twice.error.issues.map((issue) => [issue.path.join("."), issue.message]),
+    [["types", "type names must be unique"]],
+  );
 });
