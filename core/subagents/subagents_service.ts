@@ -15,11 +15,10 @@ import {
 import { PromptKey } from "../prompt/prompt_assembler.ts";
 import { type Sessions, SessionsKey } from "../sessions/sessions.ts";
 import { rollupUsage, type UsageRollup } from "../sessions/usage.ts";
-import { ToolPolicyKey } from "../tools/allow_list.ts";
-import { PatternSet } from "../tools/fnmatch.ts";
-import { messageOf, TOOL_NAME_PATTERN } from "../tools/tool.ts";
+import { messageOf } from "../tools/tool.ts";
 import { ToolsKey } from "../tools/tool_registry.ts";
 import { agentProvider } from "./agent_provider.ts";
+import { childTools } from "./_child_tools.ts";
 import { childEnd, childIdFor, type SubagentMeta, subagentMeta } from "./lineage.ts";
 import {
   type SubagentCall,
@@ -245,7 +244,7 @@ export class SubagentsService extends Service<SubagentsConfig> implements Subage
     signal: AbortSignal | undefined,
   ): Promise<void> {
     const options = signal === undefined ? {} : { signal };
-    const allow = await this.#childTools(call, type, signal);
+    const allow = await childTools(this.ctx, call, type, signal);
     const subagent: SubagentMeta = {
       parent_session_id: call.session_id,
       parent_agent_id: call.agent_id,
@@ -266,36 +265,6 @@ export class SubagentsService extends Service<SubagentsConfig> implements Subage
       ...options,
     });
     await sessions.append(childId, { type: "policy/updated", payload: { allow } }, options);
-  }
-
-  /**
-   * The exact tool names the child may use: every tool visible to the parent, and every exact name the type lists
-   * (an external agent's tools are not registered here), that the type's patterns name and the policy admits for
-   * the parent's session (the floor ∧ the parent session's policy, the parent's own lineage included). Exact names,
-   * so the child's policy is never wider than this, whatever registers later.
-   */
-  async #childTools(
-    call: SubagentCall,
-    type: SubagentType,
-    signal: AbortSignal | undefined,
-  ): Promise<string[]> {
-    const policy = this.ctx.maybe(ToolPolicyKey);
-    if (policy === undefined) return [];
-    const patterns = new PatternSet(type.tools);
-    const candidates = new Set([
-      ...this.ctx.get(ToolsKey).list({ ctx: call.ctx }).map((tool) => tool.name),
-      ...type.tools.filter((pattern) => TOOL_NAME_PATTERN.test(pattern)),
-    ]);
-    const names: string[] = [];
-    for (const name of candidates) {
-      if (!patterns.test(name)) continue;
-      const verdict = await policy.check(name, {
-        session_id: call.session_id,
-        ...(signal === undefined ? {} : { signal }),
-      });
-      if (verdict.allowed) names.push(name);
-    }
-    return names.sort();
   }
 
   async #result(sessions: Sessions, childId: string, type: SubagentType): Promise<SubagentResult> {
