@@ -33,6 +33,12 @@ export {
   verdictOf,
 } from "./permissions.ts";
 export {
+  acpClientProvider,
+  type AcpSubagentsConfig,
+  acpSubagentsConfig,
+  acpSubagentsPlugin,
+} from "./client_provider.ts";
+export {
   projectEvent,
   type ProjectionState,
   projectionState,
