@@ -86,6 +86,10 @@ export abstract class HttpAdapterBase implements LlmAdapter {
   readonly #secrets: readonly string[];
   /** The sizes of the deeply frozen messages and schemas counted so far (each step counts the history again). */
   readonly #sizes: TokenEstimateCache = new WeakMap();
+  /** Read buffers of finished streams, for the next ones. */
+  readonly #buffers: Uint8Array[] = [];
+  /** One decoder for every stream's reads (each read is decoded whole). */
+  readonly #text = new TextDecoder("utf-8", { ignoreBOM: true });
 
   /**
    * Creates the base with its retry policy, clock, timeout, transport, logger and secrets.
@@ -135,6 +139,8 @@ export abstract class HttpAdapterBase implements LlmAdapter {
       },
       decoder: () => this.createDecoder(),
       redact: (text) => this.redact(text),
+      buffers: this.#buffers,
+      text: this.#text,
     };
     return new StreamRun(settings, options.signal);
   }
