@@ -51,6 +51,8 @@ export class Redactor {
   #literalPattern: RegExp | undefined;
   /** The alternation of every literal and pattern (`null`: not built since the literals last changed). */
   #any: RegExp | undefined | null = null;
+  /** The registered literals as a list (rebuilt when they change). */
+  #literalList: string[] | undefined;
 
   /**
    * @throws {TypeError} for a pattern that does not compile (naming it), a pattern that matches the empty string
@@ -128,6 +130,7 @@ export class Redactor {
     this.#literals.set(secret, (this.#literals.get(secret) ?? 0) + 1);
     this.#literalPattern = undefined;
     this.#any = null;
+    this.#literalList = undefined;
     let removed = false;
     return () => {
       if (removed) return;
@@ -137,6 +140,7 @@ export class Redactor {
       else this.#literals.set(secret, count - 1);
       this.#literalPattern = undefined;
       this.#any = null;
+      this.#literalList = undefined;
     };
   }
 
@@ -169,11 +173,13 @@ export class Redactor {
    * pattern may need before it is recognisable.
    */
   safePrefix(text: string, window: number): number {
+    const any = this.#anyRegex();
     return safePrefixLength(text, {
-      literals: [...this.#literals.keys()],
+      literals: this.#literalList ??= [...this.#literals.keys()],
       patterns: this.#patterns,
       markers: this.#markers,
       window,
+      unmatched: any !== undefined && !any.test(text),
     });
   }
 
