@@ -8,7 +8,7 @@
  *   adapter; fs, sandbox, subprocess, shell, terminals; tools, the standard tools and the allow list; prompt;
  *   agents; the default loop; the WebSocket row) in production mode, one fresh agent per turn. The one patch: the
  *   fake server as the model, `sandbox-none` (no step here runs a program), `work` allowed, the socket on a free
- *   port;
+ *   port, automatic titles off (a title is one more model request after each session's first turn, not a step);
  * - `pi`: `@earendil-works/pi-agent-core`'s `Agent` over `@earendil-works/pi-ai`'s OpenAI-compatible
  *   (`openai-completions`) API pointed at the same server, one fresh agent per turn;
  * - `fetch`: a hand-written loop (fetch, SSE split, `JSON.parse`, tool call, next request): the floor.
@@ -171,7 +171,8 @@ const SECRET = "sk-or-v1-bench0123456789abcdef0123456789";
  * Boots the `headless` profile as `trt serve` does (every base row: workspace, credentials, redaction, SQLite
  * store, sessions, llm, fs, sandbox, subprocess, shell, terminals, tools, tools.std, tools.allow, prompt, agents,
  * loop, interfaces.ws), with one patch: the fake server as the model, `sandbox-none` (no container: no step here
- * runs a program), the `work` tool allowed, the socket on a free port.
+ * runs a program), the `work` tool allowed, the socket on a free port, automatic titles off (a title is a model
+ * request of its own after a session's first turn, outside the steps measured).
  */
 async function terret(
   baseUrl: string,
@@ -186,6 +187,7 @@ async function terret(
   await Deno.writeTextFile(
     `${dir}/bench.yml`,
     JSON.stringify({
+      // A disabled row replaces its patch (a patch names each row once).
       rows: [
         { id: "workspace", config: { dirs: [`${dir}/ws`] } },
         { id: "sandbox", plugin: "sandbox-none", config: { acknowledge_unsandboxed: true } },
@@ -195,12 +197,16 @@ async function terret(
         },
         { id: "tools.allow", config: { allow: ["work"] } },
         { id: "agents", config: { max_agents: maxAgents } },
+        // Each turn runs on a fresh session, and the titler would title each after its first turn with a model
+        // request of its own, outside the turn's steps.
+        { id: "titles", config: { auto: false } },
         {
           id: "interfaces.ws",
           config: { port: 0, tokens: [{ token: "bench-token-0123456789", agents: ["*"] }] },
         },
-        ...disabled.map((id) => ({ id, disabled: true })),
-      ],
+      ].filter((row) => !disabled.includes(row.id)).concat(
+        disabled.map((id) => ({ id, disabled: true }) as never),
+      ),
     }),
   );
   Deno.env.set("OPENROUTER_API_KEY", SECRET);
@@ -607,7 +613,9 @@ async function latency(name: Harness, baseUrl: string, dir: string): Promise<voi
       const cpuSpent = cpuUsage(cpuBefore);
       cpu += (cpuSpent.user + cpuSpent.system) / 1000;
       const requests = await serverLog(baseUrl);
-      if (requests.length !== 3) throw new Error(`${name}: a turn made other than 3 requests`);
+      if (requests.length !== 3) {
+        throw new Error(`${name}: a turn made other than 3 requests: ${JSON.stringify(requests)}`);
+      }
       const cuts = [started, requests[1]![0], requests[2]![0], ended];
       for (let k = 0; k < 3; k++) {
         steps.push(cuts[k + 1]! - cuts[k]! - requests[k]![1]);

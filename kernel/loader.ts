@@ -73,6 +73,11 @@ export class Loader {
     return [...this.#rows.values()];
   }
 
+  /** How many rows the loader knows (`rows().length`, without copying them). */
+  get size(): number {
+    return this.#rows.size;
+  }
+
   /** The fiber mounted for a row id, if the row is enabled. */
   fiber(id: string): Fiber | undefined {
     return this.#fibers.get(id);

@@ -39,7 +39,14 @@ export interface RunSettings {
   readonly send: (signal: AbortSignal) => Promise<Response>;
   readonly decoder: () => StreamDecoder;
   readonly redact: (text: string) => string;
+  /** The adapter's read buffers no stream holds (a finished stream hands its buffer back). */
+  readonly buffers: Uint8Array[];
+  /** The adapter's text decoder (decoding whole reads keeps no state between calls). */
+  readonly text: TextDecoder;
 }
+
+/** The most idle read buffers an adapter keeps. */
+const POOLED_BUFFERS = 16;
 
 type Reader = ReadableStreamDefaultReader<Uint8Array> | ReadableStreamBYOBReader;
 
@@ -195,14 +202,14 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
     }
     try {
       attempt.reader = response.body.getReader({ mode: "byob" });
-      attempt.buffer = new Uint8Array(READ_BUFFER_BYTES);
+      attempt.buffer = this.#settings.buffers.pop() ?? new Uint8Array(READ_BUFFER_BYTES);
     } catch {
       // Not a byte stream (a transport's own body): read what it gives.
       attempt.reader = response.body.getReader();
     }
     attempt.sse = new SseDecoder((data, event) => {
       if (!attempt.finished) attempt.finished = attempt.decoder.message(data, attempt.out, event);
-    });
+    }, { text: this.#settings.text });
   }
 
   #startAttempt(): Attempt {
@@ -382,5 +389,12 @@ export class StreamRun implements AsyncIterableIterator<StreamEvent> {
     // Once the body is ours, cancelling it releases the connection; before that the request itself is aborted.
     if (attempt.reader === undefined) attempt.controller.abort(RELEASED);
     else attempt.reader.cancel().catch(ignore);
+    // A buffer a pending read holds is detached (length 0): only one no read holds goes back to the pool.
+    const buffer = attempt.buffer;
+    attempt.buffer = undefined;
+    if (
+      buffer !== undefined && buffer.byteLength === READ_BUFFER_BYTES &&
+      this.#settings.buffers.length < POOLED_BUFFERS
+    ) this.#settings.buffers.push(buffer);
   }
 }

@@ -9,7 +9,7 @@ import type { Logger } from "@terret/hames";
 import { DEFAULT_RETRY_POLICY, REAL_TIMING, type RetryPolicy, type Timing } from "./retry.ts";
 import { type RunSettings, StreamRun } from "./_stream_run.ts";
 import { IdleWatchdog, untilAborted } from "./_http.ts";
-import { estimateTokens } from "./token_estimate.ts";
+import { estimateTokens, type TokenEstimateCache } from "./token_estimate.ts";
 import type {
   HttpTransport,
   LlmAdapter,
@@ -84,6 +84,12 @@ export abstract class HttpAdapterBase implements LlmAdapter {
   readonly #transport: HttpTransport | undefined;
   readonly #logger: Logger | undefined;
   readonly #secrets: readonly string[];
+  /** The sizes of the deeply frozen messages and schemas counted so far (each step counts the history again). */
+  readonly #sizes: TokenEstimateCache = new WeakMap();
+  /** Read buffers of finished streams, for the next ones. */
+  readonly #buffers: Uint8Array[] = [];
+  /** One decoder for every stream's reads (each read is decoded whole). */
+  readonly #text = new TextDecoder("utf-8", { ignoreBOM: true });
 
   /**
    * Creates the base with its retry policy, clock, timeout, transport, logger and secrets.
@@ -111,7 +117,7 @@ export abstract class HttpAdapterBase implements LlmAdapter {
 
   /** Estimates the prompt tokens of `request` (the heuristic of {@linkcode estimateTokens}). */
   countTokens(request: LlmRequest): number {
-    return estimateTokens(request);
+    return estimateTokens(request, this.#sizes);
   }
 
   /** Streams one response; see the class contract. */
@@ -133,6 +139,8 @@ export abstract class HttpAdapterBase implements LlmAdapter {
       },
       decoder: () => this.createDecoder(),
       redact: (text) => this.redact(text),
+      buffers: this.#buffers,
+      text: this.#text,
     };
     return new StreamRun(settings, options.signal);
   }

@@ -38,7 +38,7 @@ export {
   type RetryPolicy,
   type Timing,
 } from "./retry.ts";
-export { estimateTokens } from "./token_estimate.ts";
+export { estimateTokens, type TokenEstimateCache } from "./token_estimate.ts";
 export { SseDecoder, type SseTextParser } from "./sse.ts";
 export { type SseListener } from "./sse_parser.ts";
 export {

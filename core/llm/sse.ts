@@ -34,7 +34,7 @@ export interface SseTextParser {
  * ```
  */
 export class SseDecoder {
-  readonly #text = new TextDecoder("utf-8", { ignoreBOM: true });
+  readonly #text: TextDecoder;
   readonly #parser: SseTextParser;
   #carry: Uint8Array | undefined;
 
@@ -42,13 +42,19 @@ export class SseDecoder {
    * Creates a decoder for one stream.
    *
    * @param onMessage called synchronously for each complete event with its data and event name
-   * @param options `parser` replaces the {@linkcode SseParser} (the benchmark compares `eventsource-parser` this way)
+   * @param options `parser` replaces the {@linkcode SseParser} (the benchmark compares `eventsource-parser` this way);
+   *   `text` is a UTF-8 decoder with `ignoreBOM` to share (each read is decoded whole, so one decoder serves many
+   *   streams)
    */
   constructor(
     onMessage: SseListener,
-    options: { readonly parser?: (onMessage: SseListener) => SseTextParser } = {},
+    options: {
+      readonly parser?: (onMessage: SseListener) => SseTextParser;
+      readonly text?: TextDecoder;
+    } = {},
   ) {
     this.#parser = options.parser?.(onMessage) ?? new SseParser(onMessage);
+    this.#text = options.text ?? new TextDecoder("utf-8", { ignoreBOM: true });
   }
 
   /**

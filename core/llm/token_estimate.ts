@@ -22,22 +22,50 @@ const IMAGE_TOKENS = 1_200;
  * import { estimateTokens } from "@terret/core/llm";
  * estimateTokens({ messages: [{ role: "user", parts: [{ type: "text", text: "hello world!" }] }] }); // 7
  * ```
+ *
+ * @param cache sizes of deeply frozen messages and schemas measured before (see {@linkcode TokenEstimateCache})
  */
-export function estimateTokens(request: LlmRequest): number {
+export function estimateTokens(request: LlmRequest, cache?: TokenEstimateCache): number {
   let chars = request.system?.length ?? 0;
   let fixed = request.system === undefined ? 0 : MESSAGE_OVERHEAD;
   for (const tool of request.tools ?? []) {
-    chars += tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length;
+    let size = cache?.get(tool)?.[0];
+    if (size === undefined) {
+      size = tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length;
+      if (cache !== undefined && deeplyFrozen(tool)) cache.set(tool, [size, 0]);
+    }
+    chars += size;
   }
   for (const message of request.messages) {
-    fixed += MESSAGE_OVERHEAD;
-    for (const part of message.parts) {
-      const counted = partSize(part);
-      chars += counted.chars;
-      fixed += counted.images * IMAGE_TOKENS;
+    let size = cache?.get(message);
+    if (size === undefined) {
+      size = [0, MESSAGE_OVERHEAD];
+      for (const part of message.parts) {
+        const counted = partSize(part);
+        size[0] += counted.chars;
+        size[1] += counted.images * IMAGE_TOKENS;
+      }
+      if (cache !== undefined && deeplyFrozen(message)) cache.set(message, size);
     }
+    chars += size[0];
+    fixed += size[1];
   }
   return fixed + Math.ceil(chars / CHARS_PER_TOKEN);
+}
+
+/**
+ * What {@linkcode estimateTokens} may reuse: the sizes (characters, fixed tokens) of deeply frozen messages and tool
+ * schemas it has measured (freezing cannot be undone, so they never change). One per adapter: a session's history
+ * is measured again every step.
+ */
+export type TokenEstimateCache = WeakMap<object, [chars: number, fixed: number]>;
+
+/** True when `value` and everything it holds is frozen. */
+function deeplyFrozen(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return true;
+  if (!Object.isFrozen(value)) return false;
+  for (const child of Object.values(value)) if (!deeplyFrozen(child)) return false;
+  return true;
 }
 
 function partSize(part: Part): { chars: number; images: number } {

@@ -185,7 +185,19 @@ export class PromptAssembler extends Service<PromptConfig> implements Prompt {
     return files.length === 0 ? {} : { read: files };
   }
 
-  readonly #sections = new ScopedCollection<PromptSection, readonly PromptSection[]>(renderOrder);
+  readonly #sections = new ScopedCollection<PromptSection, readonly PromptSection[]>((sections) =>
+    this.#order(sections)
+  );
+  /** The last render order derived: a context that sees the same sections shares it. */
+  #lastOrder:
+    | { readonly sections: readonly PromptSection[]; readonly order: readonly PromptSection[] }
+    | undefined;
+  /**
+   * The last prompt assembled for each persona (a session's persona state is a new object whenever it changes),
+   * with what it was rendered from: sections are pure functions of the env, so the same env and sections give the
+   * same text without rendering again.
+   */
+  readonly #rendered = new WeakMap<PersonaState, Rendered>();
   #personas: SessionProjection<PersonaState> | undefined;
 
   override async start(): Promise<void> {
@@ -287,10 +299,15 @@ export class PromptAssembler extends Service<PromptConfig> implements Prompt {
         { details: { session_id: input.session_id } },
       );
     }
+    const sections = this.#collect(ctx);
+    const last = this.#rendered.get(persona);
+    if (last !== undefined && last.sections === sections && sameInput(last.input, input)) {
+      return last.text;
+    }
     const env = envOf(input, persona);
     const check = ctx.mode !== "production";
     const parts: string[] = [];
-    for (const section of this.#collect(ctx)) {
+    for (const section of sections) {
       const text = renderSection(section, env);
       if (check && renderSection(section, env) !== text) {
         throw new TerretError(
@@ -302,7 +319,21 @@ export class PromptAssembler extends Service<PromptConfig> implements Prompt {
       }
       if (text !== "") parts.push(text);
     }
-    return parts.join(SECTION_SEPARATOR);
+    const text = parts.join(SECTION_SEPARATOR);
+    this.#rendered.set(persona, { sections, input: env, text });
+    return text;
+  }
+
+  /** The render order of `sections`: the last one again when they are the same sections in the same order. */
+  #order(sections: readonly PromptSection[]): readonly PromptSection[] {
+    const last = this.#lastOrder;
+    if (
+      last !== undefined && last.sections.length === sections.length &&
+      last.sections.every((section, i) => section === sections[i])
+    ) return last.order;
+    const order = renderOrder(sections);
+    this.#lastOrder = { sections, order };
+    return order;
   }
 
   #add(owner: Context, section: PromptSection): Disposer {
@@ -324,6 +355,43 @@ export class PromptAssembler extends Service<PromptConfig> implements Prompt {
   #collect(ctx: Context): readonly PromptSection[] {
     return this.#sections.view(ctx);
   }
+}
+
+/** One assembled prompt and what it was rendered from. */
+interface Rendered {
+  readonly sections: readonly PromptSection[];
+  /** The env it was rendered against (a frozen copy of the input). */
+  readonly input: PromptEnv;
+  readonly text: string;
+}
+
+/** True when `input` gives the same env as `env` was made from (the persona aside). */
+function sameInput(env: PromptEnv, input: PromptInput): boolean {
+  return env.session_id === input.session_id && env.agent_id === input.agent_id &&
+    env.model === input.model && sameRecord(env.capabilities, input.capabilities) &&
+    sameList(env.tools, input.tools ?? []) && sameList(env.workdirs, input.workdirs ?? []) &&
+    sameRecord(env.vars, input.vars ?? {});
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Shallow equality of two records (`Object.is` on each value, the same keys). */
+function sameRecord(a: object | undefined, b: object | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) {
+    if (
+      !Object.hasOwn(b, key) ||
+      !Object.is((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])
+    ) return false;
+  }
+  return true;
 }
 
 /** The sections visible from one context in render order: a nearer section replaces a farther one of its name. */

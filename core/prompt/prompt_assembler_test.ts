@@ -277,3 +277,92 @@ Deno.test("persona/amended is a registered durable type only while the prompt ro
       error.message === "Cannot amend the persona: the text must be a string",
   );
 });
+
+Deno.test("assemble() renders again only when its env or sections change: the same step's prompt is reused", async () => {
+  await using ctx = createContext({ mode: "production" });
+  ctx.plugin(memoryStorePlugin, {});
+  ctx.plugin(sessionsPlugin, {});
+  ctx.plugin(PromptAssembler, {});
+  await ctx.idle();
+  const sessions = ctx.get(SessionsKey);
+  const prompt = ctx.get(PromptKey);
+  await sessions.create({ session_id: "s1", meta: { persona: "Be brief." } });
+  await sessions.create({ session_id: "s2", meta: { persona: "Be brief." } });
+  const renders: string[] = [];
+  prompt.register(ctx, {
+    name: "env",
+    priority: 100,
+    render: (env) => {
+      const text = `${env.session_id}/${env.agent_id} ${env.model} ${env.tools.join(",")} ` +
+        `${env.workdirs.join(":")} ${
+          JSON.stringify(env.vars)
+        } ${env.capabilities?.maxContextTokens}`;
+      renders.push(text);
+      return text;
+    },
+  });
+  const caps = {
+    tools: true,
+    vision: false,
+    thinking: false,
+    caching: false,
+    maxContextTokens: 1000,
+  };
+  const input = {
+    ...INPUT,
+    model: "m/x",
+    capabilities: caps,
+    tools: ["Read"],
+    workdirs: ["/w"],
+    vars: { locale: "fr" },
+  };
+  const first = await prompt.assemble(ctx, input);
+  assert.equal(first, 'Be brief.\n\ns1/a1 m/x Read /w {"locale":"fr"} 1000');
+  // Equal values in new objects: the same prompt, not rendered again.
+  assert.equal(
+    await prompt.assemble(ctx, {
+      ...input,
+      capabilities: { ...caps },
+      tools: ["Read"],
+      workdirs: ["/w"],
+      vars: { locale: "fr" },
+    }),
+    first,
+  );
+  assert.equal(renders.length, 1);
+  const changes = [
+    { ...input, agent_id: "a2" },
+    { ...input, model: "m/y" },
+    { ...input, capabilities: { ...caps, maxContextTokens: 2000 } },
+    { ...input, tools: ["Read", "Bash"] },
+    { ...input, tools: [] },
+    { ...input, workdirs: ["/v"] },
+    { ...input, vars: { locale: "de" } },
+    { ...input, vars: {} },
+    { ...input, session_id: "s2" },
+    input,
+  ];
+  for (const change of changes) await prompt.assemble(ctx, change);
+  assert.deepStrictEqual(renders.slice(1), [
+    's1/a2 m/x Read /w {"locale":"fr"} 1000',
+    's1/a1 m/y Read /w {"locale":"fr"} 1000',
+    's1/a1 m/x Read /w {"locale":"fr"} 2000',
+    's1/a1 m/x Read,Bash /w {"locale":"fr"} 1000',
+    's1/a1 m/x  /w {"locale":"fr"} 1000',
+    's1/a1 m/x Read /v {"locale":"fr"} 1000',
+    's1/a1 m/x Read /w {"locale":"de"} 1000',
+    "s1/a1 m/x Read /w {} 1000",
+    's2/a1 m/x Read /w {"locale":"fr"} 1000',
+    's1/a1 m/x Read /w {"locale":"fr"} 1000',
+  ]);
+  // A persona amendment and a new section both show in the next prompt.
+  await amendPersona(sessions, "s1", { text: "Cite files." });
+  const amended = `Be brief.\n\n${AMENDMENTS_HEADING}\n\nCite files.\n\n` +
+    's1/a1 m/x Read /w {"locale":"fr"} 1000';
+  assert.equal(await prompt.assemble(ctx, input), amended);
+  const off = prompt.register(ctx, section("late", 200, "Late section"));
+  assert.equal(await prompt.assemble(ctx, input), `${amended}\n\nLate section`);
+  await off();
+  assert.equal(await prompt.assemble(ctx, input), amended);
+  assert.equal(renders.length, 14);
+});

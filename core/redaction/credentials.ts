@@ -158,9 +158,10 @@ export const credentialsPlugin: Plugin<CredentialsConfig> = definePlugin({
     for (const name of Object.keys(config.providers)) resolve(name);
     const rows = new RowSecrets(ctx.maybe(LoaderKey), secrets);
     ctx.on(ConfigUpdated, () => rows.invalidate());
+    const token = (): string => redactionToken(ctx);
     const scrub = (text: string): string => {
       rows.sync();
-      return secrets.replace(text, redactionToken(ctx));
+      return secrets.replace(text, token);
     };
     ctx.on(
       ToolsPostExecute,
@@ -222,9 +223,8 @@ class RowSecrets {
   }
 
   sync(): void {
-    if (this.#loader === undefined) return;
+    if (this.#loader === undefined || this.#loader.size === this.#seen) return;
     const rows = this.#loader.rows();
-    if (rows.length === this.#seen) return;
     this.#seen = rows.length;
     for (const row of rows) {
       if (row.disabled === true) continue;
@@ -264,16 +264,25 @@ class SecretSet {
     };
   }
 
-  replace(text: string, token: string): string {
+  /** `text` with every secret replaced by `token()` (asked only when there is one). */
+  replace(text: string, token: () => string): string {
     if (this.#values.size === 0 && this.#held.size === 0) return text;
-    this.#pattern ??= new RegExp(
+    const pattern = this.#regex();
+    // Text without a secret (nearly all of it) is returned as it came, after one test.
+    pattern.lastIndex = 0;
+    if (!pattern.test(text)) return text;
+    pattern.lastIndex = 0;
+    const replacement = token();
+    return text.replace(pattern, () => replacement);
+  }
+
+  #regex(): RegExp {
+    return this.#pattern ??= new RegExp(
       [...new Set([...this.#values, ...this.#held.keys()])].sort((a, b) => b.length - a.length).map(
         escapeRegExp,
       ).join("|"),
       "g",
     );
-    this.#pattern.lastIndex = 0;
-    return text.replace(this.#pattern, () => token);
   }
 }
 

@@ -49,6 +49,10 @@ export class Redactor {
   readonly #markers: readonly string[];
   readonly #literals = new Map<string, number>();
   #literalPattern: RegExp | undefined;
+  /** The alternation of every literal and pattern (`null`: not built since the literals last changed). */
+  #any: RegExp | undefined | null = null;
+  /** The registered literals as a list (rebuilt when they change). */
+  #literalList: string[] | undefined;
 
   /**
    * @throws {TypeError} for a pattern that does not compile (naming it), a pattern that matches the empty string
@@ -125,6 +129,8 @@ export class Redactor {
     }
     this.#literals.set(secret, (this.#literals.get(secret) ?? 0) + 1);
     this.#literalPattern = undefined;
+    this.#any = null;
+    this.#literalList = undefined;
     let removed = false;
     return () => {
       if (removed) return;
@@ -133,21 +139,33 @@ export class Redactor {
       if (count <= 1) this.#literals.delete(secret);
       else this.#literals.set(secret, count - 1);
       this.#literalPattern = undefined;
+      this.#any = null;
+      this.#literalList = undefined;
     };
   }
 
   /** Replaces every registered literal, then every pattern match, by the token. */
   redact(text: string): string {
+    // Text without a match (nearly all of it) is returned as it came, after one test of all expressions at once.
+    const any = this.#anyRegex();
+    if (any !== undefined && !any.test(text)) return text;
     let out = text;
     const literals = this.#literalRegex();
-    const token = (): string => this.#token;
-    if (literals !== undefined) out = out.replace(literals, token);
+    if (literals !== undefined && literals.test(out)) {
+      literals.lastIndex = 0;
+      out = out.replace(literals, this.#replacer);
+    }
     for (const pattern of this.#patterns) {
       pattern.lastIndex = 0;
-      out = out.replace(pattern, token);
+      if (!pattern.test(out)) continue;
+      pattern.lastIndex = 0;
+      out = out.replace(pattern, this.#replacer);
     }
     return out;
   }
+
+  /** The replacement as a function, so a `$` in the token is never read as a replacement pattern. */
+  readonly #replacer = (): string => this.#token;
 
   /**
    * How much of `text` (a run of streamed text not appended yet) can be appended now without cutting a secret
@@ -155,17 +173,41 @@ export class Redactor {
    * pattern may need before it is recognisable.
    */
   safePrefix(text: string, window: number): number {
+    const any = this.#anyRegex();
     return safePrefixLength(text, {
-      literals: [...this.#literals.keys()],
+      literals: this.#literalList ??= [...this.#literals.keys()],
       patterns: this.#patterns,
       markers: this.#markers,
       window,
+      unmatched: any !== undefined && !any.test(text),
     });
   }
 
   /** True when `value` (a string, or any JSON value: every string value and every object key) carries the token. */
   isRedacted(value: unknown): boolean {
     return isRedacted(value, this.#token);
+  }
+
+  /**
+   * One expression matching wherever a literal or a pattern would (their alternation, without `g`, so it keeps no
+   * state), or `undefined` when there is nothing to match or the patterns cannot be joined exactly (a
+   * backreference or a group name would change meaning in the alternation).
+   */
+  #anyRegex(): RegExp | undefined {
+    if (this.#any !== null) return this.#any;
+    const sources = [
+      ...[...this.#literals.keys()].map(escapeRegExp),
+      ...this.#patterns.map((pattern) => pattern.source),
+    ];
+    this.#any = undefined;
+    if (sources.length > 0 && !sources.some((source) => JOIN_UNSAFE.test(source))) {
+      try {
+        this.#any = new RegExp(sources.map((source) => `(?:${source})`).join("|"), "u");
+      } catch {
+        // Left undefined: every expression is tried on its own.
+      }
+    }
+    return this.#any;
   }
 
   #literalRegex(): RegExp | undefined {
@@ -227,6 +269,9 @@ export function checkToken(token: unknown): asserts token is string {
 export function tokenIsToolName(token: string): boolean {
   return TOOL_NAME_PATTERN.test(token);
 }
+
+/** A backreference (`\1`, `\k<name>`) or a named group: a source that cannot join an alternation unchanged. */
+const JOIN_UNSAFE = /\\[1-9k]|\(\?<[^=!]/;
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");

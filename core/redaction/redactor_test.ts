@@ -71,3 +71,28 @@ Deno.test("the default token is provider-safe but never itself a tool name", () 
   assert.equal(tokenIsToolName(DEFAULT_REDACTION_TOKEN), false);
   assert.equal(tokenIsToolName("REDACTED"), true);
 });
+
+Deno.test("Redactor.redact() finds every match whatever the mix of literals and patterns, added or removed at any time", () => {
+  const redactor = new Redactor({ patterns: ["AKIA[0-9A-Z]{16}", "(?i:bearer) [a-z]{12,}"] });
+  const key = "AKIAABCDEFGHIJKLMNOP";
+  assert.equal(redactor.redact("plain text"), "plain text");
+  assert.equal(redactor.redact(`id ${key}.`), "id -REDACTED-.");
+  assert.equal(redactor.redact("BEARER abcdefghijklmn"), "-REDACTED-");
+  // A literal added after a redaction is found by the next one, and forgotten once removed.
+  const remove = redactor.addLiteral("hunter2hunter2");
+  assert.equal(redactor.redact("pw hunter2hunter2"), "pw -REDACTED-");
+  remove();
+  assert.equal(redactor.redact("pw hunter2hunter2"), "pw hunter2hunter2");
+  // Literals with regular expression syntax, and patterns that cannot be joined into one alternation (a
+  // backreference, a named group) are still matched exactly.
+  const odd = new Redactor({ patterns: ["(x)\\1{3}", "(p)(q)\\2", "(?<tag>zq)[0-9]{2}"] });
+  odd.addLiteral("a\\1(b)");
+  odd.addLiteral("$&.*");
+  assert.equal(
+    odd.redact("xxxx zq12 a\\1(b) $&.* xx"),
+    "-REDACTED- -REDACTED- -REDACTED- -REDACTED- xx",
+  );
+  assert.equal(odd.redact("x zq1 ab"), "x zq1 ab");
+  assert.equal(odd.redact("pqq"), "-REDACTED-");
+  assert.equal(odd.redact("pqp"), "pqp");
+});

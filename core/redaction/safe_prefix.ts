@@ -19,6 +19,11 @@ export interface SafePrefixRules {
   readonly markers: readonly string[];
   /** How many trailing characters a pattern may need before it is recognisable (the `stream_window`). */
   readonly window: number;
+  /**
+   * True when the caller has found that no literal and no pattern matches anywhere in the text (the search for
+   * matches is then skipped); leave it out when unknown.
+   */
+  readonly unmatched?: boolean;
 }
 
 /** The shortest literal prefix of a pattern used as a start marker. */
@@ -49,14 +54,17 @@ export function safePrefixLength(text: string, rules: SafePrefixRules): number {
   const end = text.length;
   let cut = Math.max(0, end - Math.max(0, rules.window));
   for (const literal of rules.literals) {
-    for (let k = Math.min(literal.length - 1, end); k > 0; k--) {
-      if (text.endsWith(literal.slice(0, k))) {
-        cut = Math.min(cut, end - k);
+    // The longest tail of the text that starts the literal (shorter than it): the first position from which the
+    // rest of the text is a prefix of the literal.
+    const first = literal.charCodeAt(0);
+    for (let at = Math.max(0, end - literal.length + 1); at < end; at++) {
+      if (text.charCodeAt(at) === first && literal.startsWith(text.slice(at))) {
+        cut = Math.min(cut, at);
         break;
       }
     }
   }
-  const matches = matchesOf(text, rules);
+  const matches = rules.unmatched === true ? [] : matchesOf(text, rules);
   for (const marker of rules.markers) {
     for (let at = text.indexOf(marker); at >= 0 && at < cut; at = text.indexOf(marker, at + 1)) {
       const closed = matches.some(([start, stop]) => start <= at && at < stop && stop < end);

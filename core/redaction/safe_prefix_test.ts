@@ -98,3 +98,35 @@ Deno.test("literalPrefix() reads a pattern's leading literal characters", () => 
   assert.equal(literalPrefix("abc+d"), "ab");
   assert.equal(literalPrefix("a\\.b\\d"), "a.b");
 });
+
+Deno.test("safePrefixLength() holds the longest tail that starts a literal, as a plain search over every length does", () => {
+  /** The reference: every tail length, longest first. */
+  const reference = (text: string, literals: readonly string[], window: number): number => {
+    let cut = Math.max(0, text.length - window);
+    for (const literal of literals) {
+      for (let k = Math.min(literal.length - 1, text.length); k > 0; k--) {
+        if (text.endsWith(literal.slice(0, k))) {
+          cut = Math.min(cut, text.length - k);
+          break;
+        }
+      }
+    }
+    return cut;
+  };
+  const literals = ["abab-secret", "zzzz", "b"];
+  const alphabet = ["a", "b", "-", "s", "z", "x"];
+  // Every text of up to six characters over the alphabet, with literals that overlap themselves.
+  const texts = [""];
+  for (let length = 1; length <= 6; length++) {
+    for (const text of texts.filter((each) => each.length === length - 1)) {
+      for (const char of alphabet) texts.push(text + char);
+    }
+  }
+  // Texts holding no whole literal: nothing matches, so only the held tail decides (told or not).
+  for (const text of texts.filter((each) => !literals.some((literal) => each.includes(literal)))) {
+    const rules = { literals, patterns: [], markers: [], window: 0 };
+    const want = reference(text, literals, 0);
+    assert.equal(safePrefixLength(text, rules), want, JSON.stringify(text));
+    assert.equal(safePrefixLength(text, { ...rules, unmatched: true }), want, JSON.stringify(text));
+  }
+});

@@ -230,8 +230,9 @@ class Walker {
       if (!key.isWellFormed()) {
         throw this.#refuse("has a key with a lone surrogate (invalid UTF-8)");
       }
+      // An object's own keys are distinct: only a scrubbed one can meet another.
       const name = scrubKeys ? this.#scrub(key) : key;
-      if (Object.hasOwn(out, name)) {
+      if (scrubKeys && Object.hasOwn(out, name)) {
         throw this.#refuse(
           `collides with another key once scrubbed (both become ${JSON.stringify(name)})`,
         );

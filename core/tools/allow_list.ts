@@ -50,6 +50,16 @@ export interface ToolPolicy {
   /** Decides one call. */
   check(name: string, options: PolicyCheckOptions): Promise<PolicyVerdict>;
   /**
+   * Optional: every name's `check(name, options).allowed` at once, as a synchronous predicate (the registry offers
+   * the model the tools it admits each step).
+   *
+   * Contract: the predicate answers for each name exactly what `check` would at the time of the call, and keeps
+   * answering so: a policy returns a new predicate whenever an answer may change (a new floor, a session's new
+   * `policy/updated`), so callers may cache what they derive from one, keyed on its identity. It rejects only when
+   * `signal` aborts; a log read failure denies every name.
+   */
+  admits?(options: PolicyCheckOptions): Promise<(name: string) => boolean>;
+  /**
    * The session's active patterns: the last `policy/updated`'s `allow`, `null` when it has none (the floor alone
    * governs), `undefined` when the log does not hold the session.
    */
@@ -111,6 +121,9 @@ export function noPolicyDenial(name: string): string {
 
 type Active = PatternSet | null;
 
+/** The predicate that admits nothing (an unknown session, an unreadable policy). */
+const ADMIT_NONE = (_name: string): boolean => false;
+
 /**
  * The deny-by-default allow list (plugin `terret-tools-allow`, row `tools.allow`): the floor from config, each
  * session's active set from the last `policy/updated` in its log (cached per session, updated log-first), and
@@ -156,6 +169,11 @@ export class ToolAllowList extends Service<AllowListConfig> implements ToolPolic
 
   #floor: PatternSet = new PatternSet([]);
   #projection: SessionProjection<Active> | undefined;
+  /** The predicate of each active session set (`null`: the floor alone), valid while its floor is the current one. */
+  readonly #admits = new WeakMap<
+    PatternSet,
+    { readonly floor: PatternSet; readonly admit: (name: string) => boolean }
+  >();
 
   /** The floor's patterns. */
   get floor(): readonly string[] {
@@ -208,6 +226,26 @@ export class ToolAllowList extends Service<AllowListConfig> implements ToolPolic
       return { allowed: false, reason: "session", message: sessionDenial(name) };
     }
     return { allowed: true };
+  }
+
+  async admits(options: PolicyCheckOptions): Promise<(name: string) => boolean> {
+    let active: Active | undefined;
+    try {
+      active = await this.#projection!.get(options.session_id, signalOf(options));
+    } catch {
+      options.signal?.throwIfAborted();
+      return ADMIT_NONE;
+    }
+    if (active === undefined) return ADMIT_NONE;
+    const floor = this.#floor;
+    const key = active ?? floor;
+    const known = this.#admits.get(key);
+    if (known !== undefined && known.floor === floor) return known.admit;
+    const admit = active === null
+      ? (name: string): boolean => floor.test(name)
+      : (name: string): boolean => floor.test(name) && active.test(name);
+    this.#admits.set(key, { floor, admit });
+    return admit;
   }
 
   async sessionPolicy(

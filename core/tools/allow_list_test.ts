@@ -404,3 +404,49 @@ Deno.test("the allow list parks until the sessions service exists, so nothing is
   await ctx.idle();
   assert.deepStrictEqual([fiber.state, ctx.has(ToolPolicyKey)], ["active", true]);
 });
+
+Deno.test("offered() follows every change behind its cache: a new floor, a session's policy/updated, a tool registered or disposed, a fork's own tool", async () => {
+  const ctx = createContext({ mode: "test" });
+  await using _ = ctx;
+  ctx.plugin(memoryStorePlugin, {});
+  ctx.plugin(sessionsPlugin, {});
+  ctx.plugin(ToolRegistry, {});
+  const fiber = ctx.plugin(ToolAllowList, { allow: ["Read", "Grep"] }, { id: "tools.allow" });
+  await ctx.idle();
+  const sessions = ctx.get(SessionsKey);
+  const tools = ctx.get(ToolsKey);
+  await sessions.create({ session_id: "s1" });
+  for (const name of ["Read", "Grep", "Bash"]) tools.register(ctx, scriptedTool(name).definition);
+  const offered = async (from: Context = ctx) =>
+    (await tools.offered({ ctx: from, session_id: "s1" })).map((schema) => schema.name);
+  assert.deepStrictEqual(await offered(), ["Grep", "Read"]);
+  // The list handed out is the caller's: changing it changes nothing the next call returns.
+  (await tools.offered({ ctx, session_id: "s1" })).pop();
+  assert.deepStrictEqual(await offered(), ["Grep", "Read"]);
+  await fiber.reconfigure({ allow: ["Read", "Bash"] });
+  assert.deepStrictEqual(await offered(), ["Bash", "Read"]);
+  await sessions.append("s1", { type: "policy/updated", payload: { allow: ["Bash"] } });
+  assert.deepStrictEqual(await offered(), ["Bash"]);
+  await fiber.reconfigure({ allow: ["*"] });
+  assert.deepStrictEqual(await offered(), ["Bash"]);
+  await sessions.append("s1", { type: "policy/updated", payload: { allow: ["*"] } });
+  assert.deepStrictEqual(await offered(), ["Bash", "Grep", "Read"]);
+  // A new floor under the same session policy.
+  await fiber.reconfigure({ allow: ["Read"] });
+  assert.deepStrictEqual(await offered(), ["Read"]);
+  await fiber.reconfigure({ allow: ["*"] });
+  assert.deepStrictEqual(await offered(), ["Bash", "Grep", "Read"]);
+  const off = tools.register(ctx, scriptedTool("Glob").definition);
+  assert.deepStrictEqual(await offered(), ["Bash", "Glob", "Grep", "Read"]);
+  await off();
+  assert.deepStrictEqual(await offered(), ["Bash", "Grep", "Read"]);
+  const fork = ctx.fork("agent");
+  const sibling = ctx.fork("sibling");
+  tools.register(fork, scriptedTool("Edit").definition);
+  assert.deepStrictEqual(await offered(fork), ["Bash", "Edit", "Grep", "Read"]);
+  assert.deepStrictEqual(await offered(sibling), ["Bash", "Grep", "Read"]);
+  assert.deepStrictEqual(await offered(), ["Bash", "Grep", "Read"]);
+  assert.deepStrictEqual(await tools.offered({ ctx, session_id: "unknown" }), []);
+  await fork[Symbol.asyncDispose]();
+  await sibling[Symbol.asyncDispose]();
+});

@@ -166,7 +166,16 @@ export class ToolRegistry extends Service<ToolsConfig> implements Tools {
     return {};
   }
 
-  readonly #tools = new ScopedCollection<Registration, View>(viewOf);
+  readonly #tools = new ScopedCollection<Registration, View>((registrations) =>
+    this.#derive(registrations)
+  );
+  /** The last view derived: a context that sees the same registrations shares it (and what is cached on it). */
+  #lastView: { readonly registrations: readonly Registration[]; readonly view: View } | undefined;
+  /** The schemas offered per policy predicate, for the view they were filtered from. */
+  readonly #offered = new WeakMap<
+    (name: string) => boolean,
+    { readonly view: View; readonly schemas: readonly ToolSchema[] }
+  >();
 
   get maxOutputBytes(): number {
     return this.config.max_output_bytes;
@@ -208,6 +217,21 @@ export class ToolRegistry extends Service<ToolsConfig> implements Tools {
   async offered(options: OfferedOptions): Promise<ToolSchema[]> {
     const policy = this.ctx.maybe(ToolPolicyKey);
     if (policy === undefined) return [];
+    if (policy.admits !== undefined) {
+      // One predicate for every name; the filtered list is kept per predicate and view (both change whenever
+      // an answer or a registration may).
+      const admit = await policy.admits({
+        session_id: options.session_id,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
+      const view = this.#view(options.ctx);
+      let offered = this.#offered.get(admit);
+      if (offered === undefined || offered.view !== view) {
+        offered = { view, schemas: view.schemas.filter((schema) => admit(schema.name)) };
+        this.#offered.set(admit, offered);
+      }
+      return offered.schemas.slice();
+    }
     const schemas = this.schemas({ ctx: options.ctx });
     const verdicts = await Promise.all(schemas.map((schema) =>
       policy.check(schema.name, {
@@ -239,6 +263,18 @@ export class ToolRegistry extends Service<ToolsConfig> implements Tools {
 
   #view(ctx: Context): View {
     return this.#tools.view(ctx);
+  }
+
+  /** The view of `registrations`: the last one again when they are the same registrations in the same order. */
+  #derive(registrations: readonly Registration[]): View {
+    const last = this.#lastView;
+    if (
+      last !== undefined && last.registrations.length === registrations.length &&
+      last.registrations.every((registration, i) => registration === registrations[i])
+    ) return last.view;
+    const view = viewOf(registrations);
+    this.#lastView = { registrations, view };
+    return view;
   }
 }
 

@@ -12,7 +12,7 @@ import {
 } from "../adapter_base.ts";
 import type { LlmCapabilities, LlmRequest } from "../vocabulary.ts";
 import { ChatCompletionsDecoder } from "./decode.ts";
-import { encodeChatRequest } from "./encode.ts";
+import { type EncodeCache, encodeChatRequestJson } from "./encode.ts";
 
 /** OpenRouter's API root. */
 export const OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1";
@@ -68,6 +68,8 @@ export class OpenRouterAdapter extends HttpAdapterBase {
   /** The request headers, built once (`fetch` copies them into each request). */
   readonly #requestHeaders: Readonly<Record<string, string>>;
   readonly #params: Readonly<Record<string, unknown>>;
+  /** The JSON of the frozen messages and tool schemas sent so far (each step sends the history again). */
+  readonly #encoded: EncodeCache = { messages: new WeakMap(), tools: new WeakMap() };
 
   /**
    * Creates an adapter for one model and endpoint.
@@ -111,12 +113,15 @@ export class OpenRouterAdapter extends HttpAdapterBase {
 
   /** Builds the POST to `/chat/completions`. */
   protected buildRequest(request: LlmRequest): HttpRequestParts {
-    const body = encodeChatRequest(request, { model: this.#model, params: this.#params });
     return {
       url: this.#url,
       method: "POST",
       headers: this.#requestHeaders,
-      body: JSON.stringify(body),
+      body: encodeChatRequestJson(
+        request,
+        { model: this.#model, params: this.#params },
+        this.#encoded,
+      ),
     };
   }
 

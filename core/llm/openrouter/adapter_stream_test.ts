@@ -389,3 +389,41 @@ Deno.test("a consumer that pauses between events longer than the timeout does no
     "message_stop",
   ]);
 });
+
+Deno.test("one adapter's streams, one after another and at once, each read only their own bytes", async () => {
+  await using server = await fakeOpenRouter();
+  // A long answer, then shorter ones: a read buffer handed from one stream to the next must not show the old
+  // bytes; then four at once, each with its own buffer.
+  const texts = ["é".repeat(6000), "short", "", "x".repeat(20_000), "tiny", "a", "b", "c", "d"];
+  for (const text of texts) server.script(sseResponse(textTurn(text === "" ? [] : [text])));
+  const llm = new OpenRouterAdapter({ model: "m", apiKey: KEY, baseUrl: server.url });
+  const said = (events: StreamEvent[]) =>
+    events.flatMap((event) => event.type === "text_delta" ? [event.text] : []).join("");
+  const ends = (events: StreamEvent[]) => events.at(-1)?.type;
+  for (const text of texts.slice(0, 5)) {
+    const events = await collect(llm.stream(REQUEST));
+    assert.deepStrictEqual([said(events), ends(events)], [text, "message_stop"]);
+  }
+  const together = await Promise.all(texts.slice(5).map(() => collect(llm.stream(REQUEST))));
+  assert.deepStrictEqual(together.map(said).sort(), ["a", "b", "c", "d"]);
+  // A stream aborted while a read waits on its buffer: the next stream still reads.
+  const slow = textTurn(["first", "second"]);
+  const cut =
+    new TextEncoder().encode(slow.slice(0, slow.indexOf("\n\n", slow.indexOf("first")) + 2))
+      .byteLength;
+  server.script(sseResponse(slow, { chunks: [cut], delayMs: 60_000 }));
+  server.script(sseResponse(textTurn("after")));
+  const controller = new AbortController();
+  const events: StreamEvent[] = [];
+  for await (const event of llm.stream(REQUEST, { signal: controller.signal })) {
+    events.push(event);
+    if (event.type === "text_delta") controller.abort(new Error("enough"));
+  }
+  assert.deepStrictEqual(events.map((event) => event.type), [
+    "message_start",
+    "text_delta",
+    "error",
+  ]);
+  const after = await collect(llm.stream(REQUEST));
+  assert.deepStrictEqual([said(after), ends(after)], ["after", "message_stop"]);
+});

@@ -62,6 +62,77 @@ export function encodeChatRequest(
   return body;
 }
 
+/**
+ * The JSON text of what {@linkcode encodeChatRequest} builds, `JSON.stringify(encodeChatRequest(request, options))`
+ * byte for byte, reusing the JSON of what `cache` holds: each frozen message's encoding and each tool schema's
+ * entry are serialized once, however many requests carry them (a session's history is sent again every step).
+ *
+ * @param cache the encodings kept so far (one per adapter: frozen messages and schemas never change)
+ */
+export function encodeChatRequestJson(
+  request: LlmRequest,
+  options: EncodeOptions,
+  cache: EncodeCache,
+): string {
+  const parts: string[] = [];
+  if (request.system !== undefined && request.system !== "") {
+    parts.push(JSON.stringify({ role: "system", content: request.system }));
+  }
+  for (const message of request.messages) {
+    // Only a deeply frozen value is kept (freezing cannot be undone, so its JSON never changes).
+    let json = cache.messages.get(message);
+    if (json === undefined) {
+      json = encodeMessage(message).map((encoded) => JSON.stringify(encoded)).join(",");
+      if (deeplyFrozen(message)) cache.messages.set(message, json);
+    }
+    if (json !== "") parts.push(json);
+  }
+  let tools: string | undefined;
+  if (request.tools !== undefined && request.tools.length > 0) {
+    const entries: string[] = [];
+    for (const tool of request.tools) {
+      let json = cache.tools.get(tool);
+      if (json === undefined) {
+        json = JSON.stringify({
+          type: "function",
+          function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+        });
+        if (deeplyFrozen(tool)) cache.tools.set(tool, json);
+      }
+      entries.push(json);
+    }
+    tools = `[${entries.join(",")}]`;
+  }
+  // The body's own fields in `encodeChatRequest`'s order (params may have placed `messages` or `tools` earlier),
+  // with the two lists spliced in as JSON; every other value serialized as `JSON.stringify` would.
+  const body = encodeChatRequest({ ...request, messages: [] }, options);
+  let out = "{";
+  for (const key of Object.keys(body)) {
+    const value = key === "messages"
+      ? `[${parts.join(",")}]`
+      : key === "tools" && tools !== undefined
+      ? tools
+      : JSON.stringify(body[key]);
+    if (value === undefined) continue;
+    out += `${out === "{" ? "" : ","}${JSON.stringify(key)}:${value}`;
+  }
+  return `${out}}`;
+}
+
+/** The encodings {@linkcode encodeChatRequestJson} reuses: deeply frozen messages and tool schemas to their JSON. */
+export interface EncodeCache {
+  readonly messages: WeakMap<Message, string>;
+  readonly tools: WeakMap<object, string>;
+}
+
+/** True when `value` and everything it holds is frozen. */
+function deeplyFrozen(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return true;
+  if (!Object.isFrozen(value)) return false;
+  for (const child of Object.values(value)) if (!deeplyFrozen(child)) return false;
+  return true;
+}
+
 /** Encodes one message (a `tool` message may hold several results, each becoming its own message). */
 function encodeMessage(message: Message): ChatMessage[] {
   switch (message.role) {

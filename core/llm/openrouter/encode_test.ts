@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { LlmRequest } from "../vocabulary.ts";
-import { encodeChatRequest } from "./encode.ts";
+import { type EncodeCache, encodeChatRequest, encodeChatRequestJson } from "./encode.ts";
 
 const DETAILS = [
   {
@@ -159,4 +159,80 @@ Deno.test("encodeChatRequest() replays the last signed thinking part's reasoning
     content: "x",
     reasoning_details: DETAILS,
   });
+});
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+Deno.test("encodeChatRequestJson() is JSON.stringify(encodeChatRequest()) byte for byte, cached or not", () => {
+  const cache: EncodeCache = { messages: new WeakMap(), tools: new WeakMap() };
+  const user = deepFreeze({
+    role: "user" as const,
+    parts: [{ type: "text" as const, text: 'Hi \u2028 "there"' }],
+  });
+  const call = deepFreeze({
+    role: "assistant" as const,
+    parts: [{ type: "tool_call" as const, id: "c1", name: "Read", args: { path: "a.txt" } }],
+  });
+  const result = deepFreeze({
+    role: "tool" as const,
+    parts: [{
+      type: "tool_result" as const,
+      id: "c1",
+      name: "Read",
+      content: "text",
+      is_error: false,
+    }],
+  });
+  const empty = deepFreeze({ role: "tool" as const, parts: [] });
+  const tool = deepFreeze({
+    name: "Read",
+    description: "Reads a file",
+    parameters: { type: "object", properties: { path: { type: "string" } } },
+  });
+  const requests: LlmRequest[] = [
+    { messages: [user] },
+    { system: "Be brief.", messages: [user, call, result], tools: [tool] },
+    { system: "", messages: [user, empty, call], tools: [] },
+    { messages: [user], params: { temperature: 0.5, tools: "ignored", skip: undefined } },
+    { messages: [user, call, result], model: "other/model", tools: [tool] },
+  ];
+  const options = [
+    { model: "m/x" },
+    { model: "m/x", params: { messages: "first", stream: false, top_p: 0.9 } },
+    {
+      model: "m/x",
+      params: { tools: [{ custom: true }], stream_options: { include_usage: false } },
+    },
+  ];
+  for (const option of options) {
+    for (const request of requests) {
+      for (let round = 0; round < 2; round++) {
+        assert.equal(
+          encodeChatRequestJson(request, option, cache),
+          JSON.stringify(encodeChatRequest(request, option)),
+        );
+      }
+    }
+  }
+  assert.deepStrictEqual(
+    [cache.messages.has(user), cache.messages.has(call), cache.tools.has(tool)],
+    [true, true, true],
+  );
+  // A message frozen only at its top is encoded afresh every time: a change below it shows in the next body.
+  const parts = [{ type: "text" as const, text: "before" }];
+  const shallow = Object.freeze({ role: "user" as const, parts });
+  const first = encodeChatRequestJson({ messages: [shallow] }, { model: "m/x" }, cache);
+  parts[0] = { type: "text", text: "after" };
+  const second = encodeChatRequestJson({ messages: [shallow] }, { model: "m/x" }, cache);
+  assert.deepStrictEqual(
+    [JSON.parse(first).messages[0].content, JSON.parse(second).messages[0].content],
+    ["before", "after"],
+  );
+  assert.equal(cache.messages.has(shallow), false);
 });
