@@ -1,5 +1,5 @@
 /**
- * Sandbox providers: none, Deno and Docker, and the probe that reports which of them a host can run.
+ * Sandbox providers: none, Deno, Docker and bubblewrap, and the probe that reports which of them a host can run.
  *
  * Import from `@terret/exec/sandbox`.
  *
@@ -27,3 +27,12 @@ export {
   type BuildSandboxImageOptions,
   type BuiltSandboxImage,
 } from "./build_image.ts";
+export {
+  BwrapSandbox,
+  type BwrapSandboxConfig,
+  type BwrapSandboxOptions,
+  bwrapSandboxPlugin,
+  createBwrapSandbox,
+} from "./bwrap.ts";
+export type { BwrapLimits } from "./_bwrap_args.ts";
+export { type BwrapProbeResult, probeBwrap, type ProbeBwrapOptions } from "./bwrap_probe.ts";

@@ -1,0 +1,291 @@
+import assert from "node:assert/strict";
+import { createContext, Loader, parseConfig, pluginPermissions, TerretError } from "@terret/hames";
+import { SandboxKey, WorkspaceKey } from "@terret/core";
+import { runSandboxConformance } from "../../tests/conformance/sandbox_provider.ts";
+import { bwrapLane } from "../../tests/bwrap_lane.ts";
+import { workspacePlugin } from "../workspace.ts";
+import { BwrapSandbox, bwrapSandboxPlugin } from "./bwrap.ts";
+import { SECRET_PATHS, secretEntries } from "./_bwrap_args.ts";
+
+const skip = await bwrapLane();
+
+runSandboxConformance({
+  name: "bwrap",
+  language: "shell",
+  skip,
+  create: async (dirs) => {
+    const sandbox = new BwrapSandbox({ dirs });
+    await sandbox.workspaceReady();
+    return { sandbox, dispose: () => sandbox.dispose() };
+  },
+  // bwrap (outside and as the namespace's init), bash and its two sleeps.
+  runningProcesses: 5,
+  expected: {
+    read_passwd: "contained",
+    read_outside: "contained",
+    write_outside: "contained",
+    network: "contained",
+    symlink_out: "contained",
+    dotdot: "contained",
+    dangling_write: "contained",
+    sibling_prefix: "contained",
+    symlink_loop: "contained",
+    cwd_outside: "refused",
+    empty_workspace: "refused",
+  },
+});
+
+interface Tree {
+  readonly root: string;
+  readonly ws: string;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+async function tree(): Promise<Tree> {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-bwrap-" }));
+  await Deno.mkdir(`${root}/ws`);
+  await Deno.mkdir(`${root}/outside`);
+  return {
+    root,
+    ws: `${root}/ws`,
+    [Symbol.asyncDispose]: () => Deno.remove(root, { recursive: true }),
+  };
+}
+
+async function run(argv: readonly string[], env: Readonly<Record<string, string>>, cwd: string) {
+  const out = await new Deno.Command(argv[0]!, {
+    args: argv.slice(1),
+    env: { ...env },
+    clearEnv: true,
+    cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(30_000),
+  }).output();
+  const text = new TextDecoder();
+  return { code: out.code, stdout: text.decode(out.stdout), stderr: text.decode(out.stderr) };
+}
+
+async function refusal(promise: Promise<unknown>): Promise<[string, string]> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof TerretError, String(error));
+    return [error.code, error.message];
+  }
+  assert.fail("expected a refusal");
+}
+
+Deno.test({
+  name:
+    "BwrapSandbox builds the bwrap argv: namespaces, read-only system, masked secrets, the workspace",
+  ignore: skip !== undefined,
+  async fn() {
+    await using t = await tree();
+    await using sandbox = new BwrapSandbox({
+      dirs: [t.ws],
+      limits: { processes: 64, openFiles: 256 },
+    });
+    const wrapped = await sandbox.wrap(["bash", "-c", "echo hi"], {
+      cwd: t.ws,
+      env: { PATH: "/usr/bin:/bin", LD_PRELOAD: "/x.so", BASH_ENV: "/y" },
+    });
+    const argv = [...wrapped.argv];
+    assert.equal(argv[0], "/usr/bin/bwrap");
+    assert.deepStrictEqual(argv.slice(1, 8), [
+      "--unshare-all",
+      "--die-with-parent",
+      "--new-session",
+      "--cap-drop",
+      "ALL",
+      "--hostname",
+      "terret-sandbox",
+    ]);
+    const pairs = (flag: string) =>
+      argv.flatMap((arg, i) => arg === flag ? [`${argv[i + 1]} ${argv[i + 2]}`] : []);
+    assert.deepStrictEqual(pairs("--bind"), [`${t.ws} ${t.ws}`]);
+    assert.ok(pairs("--ro-bind").includes("/usr /usr"));
+    assert.ok(pairs("--ro-bind").includes("/etc /etc"));
+    assert.ok(
+      pairs("--ro-bind").some((pair) =>
+        /^\/tmp\/terret-bwrap-\w+\/empty \/etc\/shadow$/.test(pair)
+      ),
+    );
+    assert.equal(argv.includes("--share-net"), false);
+    // The loader's and shells' variables act inside only; the host-side bwrap gets the rest.
+    assert.deepStrictEqual(pairs("--setenv"), ["LD_PRELOAD /x.so", "BASH_ENV /y"]);
+    assert.deepStrictEqual(wrapped.env, { PATH: "/usr/bin:/bin" });
+    assert.equal(wrapped.cwd, t.ws);
+    assert.deepStrictEqual(argv.slice(argv.indexOf("--chdir")), [
+      "--chdir",
+      t.ws,
+      "--",
+      "/usr/bin/prlimit",
+      "--nproc=64",
+      "--nofile=256",
+      "--",
+      "bash",
+      "-c",
+      "echo hi",
+    ]);
+    assert.equal(sandbox.isolated, true);
+    // With a terminal the PTY stays the controlling terminal; network: host shares the network.
+    await using host = new BwrapSandbox({ dirs: [t.ws], network: "host" });
+    const tty = await host.wrap(["bash"], { cwd: t.ws, tty: true });
+    assert.equal(tty.argv.includes("--new-session"), false);
+    assert.equal(tty.argv.includes("--share-net"), true);
+    assert.equal(host.isolated, false);
+  },
+});
+
+Deno.test({
+  name: "the bwrap sandbox hides every listed secret that exists here and runs as the same uid",
+  ignore: skip !== undefined,
+  async fn() {
+    await using t = await tree();
+    await using sandbox = new BwrapSandbox({ dirs: [t.ws] });
+    const secrets = await secretEntries(SECRET_PATHS, ["/etc", "/usr"]);
+    assert.ok(secrets.some((secret) => secret.path === "/etc/shadow"), "this host has /etc/shadow");
+    const script = [
+      "id -u; id -g",
+      ...secrets.map((s) =>
+        s.kind === "file"
+          ? `printf '%s %s\\n' "${s.path}" "$(wc -c < '${s.path}')"`
+          : `printf '%s %s\\n' "${s.path}" "$(ls -A '${s.path}' | wc -l)"`
+      ),
+      "grep CapEff /proc/self/status",
+      "ls /",
+    ].join("; ");
+    const wrapped = await sandbox.wrap(["/bin/sh", "-c", script], { cwd: t.ws });
+    const out = await run(wrapped.argv, wrapped.env, wrapped.cwd);
+    const uid = Deno.uid()!;
+    const gid = Deno.gid()!;
+    const top = t.root.split("/")[1];
+    assert.deepStrictEqual(out, {
+      code: 0,
+      stdout: [
+        String(uid),
+        String(gid),
+        ...secrets.map((s) => `${s.path} 0`),
+        "CapEff:\t0000000000000000",
+        ...[...new Set(["bin", "dev", "etc", "lib", "lib64", "proc", "sbin", "tmp", "usr", top])]
+          .sort(),
+        "",
+      ].join("\n"),
+      stderr: "",
+    });
+  },
+});
+
+Deno.test({
+  name: "the bwrap sandbox refuses at mount what it cannot contain, and never runs it",
+  ignore: skip !== undefined,
+  async fn() {
+    await using t = await tree();
+    await Deno.symlink(`${t.root}/outside`, `${t.ws}/out`);
+    const cases: [readonly string[], Partial<ConstructorParameters<typeof BwrapSandbox>[0]>][] = [
+      [[t.ws], { bwrap: "/nonexistent/bwrap" }],
+      [[t.ws], {
+        probe: () =>
+          Promise.resolve({ ok: false, reason: "user namespaces are disabled (simulated)" }),
+      }],
+      [[`${t.root}/missing`], {}],
+      [[`${t.ws}/out`], {}],
+      [["/"], {}],
+      [["/etc"], {}],
+      [["/dev/shm"], {}],
+    ];
+    const results = [];
+    for (const [dirs, options] of cases) {
+      const sandbox = new BwrapSandbox({ dirs, ...options });
+      results.push(
+        await refusal(sandbox.workspaceReady()).catch((error) => {
+          throw new Error(`${dirs} ${JSON.stringify(options)}: ${error.message}`);
+        }),
+      );
+      assert.equal(sandbox.isolated, false);
+      // wrap refuses too: it prepares first, and the cwd must be inside the (refused) workspace.
+      await assert.rejects(sandbox.wrap(["true"], { cwd: dirs[0]! }), TerretError);
+    }
+    assert.deepStrictEqual(results, [
+      [
+        "SandboxUnavailable",
+        'Cannot prepare the bwrap sandbox: bubblewrap "/nonexistent/bwrap" is not installed (Debian: apt-get install bubblewrap); use sandbox-docker or sandbox-deno instead',
+      ],
+      [
+        "SandboxUnavailable",
+        "Cannot prepare the bwrap sandbox: user namespaces are disabled (simulated)",
+      ],
+      ["NotFound", `Cannot bind "${t.root}/missing" into the bwrap sandbox: no such directory`],
+      [
+        "Denied",
+        `Cannot bind "${t.ws}/out" into the bwrap sandbox: it is a symbolic link (to "${t.root}/outside")`,
+      ],
+      [
+        "Denied",
+        'Cannot bind "/" into the bwrap sandbox: the sandbox needs "/usr" for itself (read-only or private)',
+      ],
+      [
+        "Denied",
+        'Cannot bind "/etc" into the bwrap sandbox: the sandbox needs "/etc" for itself (read-only or private)',
+      ],
+      [
+        "Denied",
+        'Cannot bind "/dev/shm" into the bwrap sandbox: the sandbox needs "/dev" for itself (read-only or private)',
+      ],
+    ]);
+  },
+});
+
+Deno.test({
+  name:
+    "the sandbox-bwrap row refuses to mount when user namespaces are disabled or the workspace is a link out",
+  ignore: skip !== undefined,
+  async fn() {
+    await using t = await tree();
+    await Deno.symlink(`${t.root}/outside`, `${t.ws}/out`);
+    await using ok = createContext({ mode: "test" });
+    await new Loader(ok).load([
+      { id: "workspace", plugin: workspacePlugin, config: { dirs: [t.ws] } },
+      { id: "sandbox", plugin: bwrapSandboxPlugin, config: {} },
+    ]);
+    const sandbox = ok.get(SandboxKey);
+    assert.deepStrictEqual([sandbox.name, sandbox.isolated], ["bwrap", true]);
+    await using bad = createContext({ mode: "test" });
+    await assert.rejects(
+      new Loader(bad).load([
+        { id: "workspace", plugin: workspacePlugin, config: { dirs: [t.ws] } },
+        { id: "sandbox", plugin: bwrapSandboxPlugin, config: { bwrap: "/nonexistent/bwrap" } },
+      ]),
+      (error: Error) => /bubblewrap "\/nonexistent\/bwrap" is not installed/.test(error.message),
+    );
+  },
+});
+
+Deno.test("the sandbox-bwrap row asks to run bwrap and read the workspace and system directories", () => {
+  const config = parseConfig(bwrapSandboxPlugin, { bwrap: "/usr/bin/bwrap" }, "sandbox");
+  assert.deepStrictEqual(
+    pluginPermissions(bwrapSandboxPlugin, config, {
+      provider: (key) =>
+        key === WorkspaceKey ? { plugin: "workspace", config: { dirs: ["/srv/ws"] } } : undefined,
+    }),
+    {
+      run: ["/usr/bin/bwrap"],
+      read: [
+        "/srv/ws",
+        "/usr",
+        "/bin",
+        "/sbin",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/etc",
+        "/usr/bin/bwrap",
+      ],
+      write: ["/tmp"],
+      sys: ["uid", "gid"],
+    },
+  );
+});
