@@ -66,7 +66,10 @@ export interface SecretEntry {
 
 /** Resource limits applied with `prlimit` inside the sandbox. */
 export interface BwrapLimits {
-  /** RLIMIT_NPROC: processes of the sandbox's user (see docs/security.md for what root escapes). */
+  /**
+   * Processes of all the sandbox's programs together: a pids cgroup where Terret may create one, and RLIMIT_NPROC
+   * per program (which the kernel does not apply to root).
+   */
   readonly processes?: number | undefined;
   /** RLIMIT_NOFILE: open files per process. */
   readonly openFiles?: number | undefined;

@@ -14,7 +14,8 @@ import { z } from "zod";
 import { isAbsolute } from "node:path";
 import { isInside } from "../paths.ts";
 import { checkArgv, checkEnv, containedCwd } from "./_wrap_checks.ts";
-import { resolveExecutable } from "./_host_command.ts";
+import { randomId, resolveExecutable } from "./_host_command.ts";
+import { createPidsCgroup, type PidsCgroup } from "./_pids_cgroup.ts";
 import {
   bwrapArgs,
   type BwrapLimits,
@@ -55,7 +56,12 @@ interface Prepared {
   readonly identityDir: string;
   readonly system: readonly SystemEntry[];
   readonly prlimit: string | undefined;
+  /** The pids cgroup every spawn joins, when `limits.processes` is set and the host lets Terret make one. */
+  readonly cgroup: PidsCgroup | undefined;
 }
+
+/** Runs on the host in front of `bwrap`: joins the sandbox's pids cgroup, then becomes `bwrap`. */
+const JOIN_CGROUP = 'echo $$ > "$1" && shift && exec "$@"';
 
 /**
  * The bwrap provider. `workspaceReady` (which the row runs at mount) probes bubblewrap and user namespaces and
@@ -137,7 +143,16 @@ export class BwrapSandbox implements Sandbox {
         ? undefined
         : { path: prepared.prlimit, limits },
     }, argv);
-    return { argv: [prepared.bwrap, ...args], cwd, env: hostEnv };
+    const argvOut = prepared.cgroup === undefined ? [prepared.bwrap, ...args] : [
+      "/bin/sh",
+      "-c",
+      JOIN_CGROUP,
+      "terret-cgroup",
+      `${prepared.cgroup.dir}/cgroup.procs`,
+      prepared.bwrap,
+      ...args,
+    ];
+    return { argv: argvOut, cwd, env: hostEnv };
   }
 
   async #prepare(signal: AbortSignal | undefined): Promise<Prepared> {
@@ -169,8 +184,11 @@ export class BwrapSandbox implements Sandbox {
       }
     }
     const identityDir = await writeIdentity();
+    const cgroup = limits.processes === undefined
+      ? undefined
+      : await createPidsCgroup(limits.processes, randomId(6));
     this.#probed = true;
-    return { bwrap: found.bwrap, system, prlimit, identityDir };
+    return { bwrap: found.bwrap, system, prlimit, identityDir, cgroup };
   }
 
   /** Removes the files the sandbox made for itself (idempotent); wrapping after it prepares again. */
@@ -181,6 +199,7 @@ export class BwrapSandbox implements Sandbox {
     const prepared = await ready?.catch(() => undefined);
     if (prepared !== undefined) {
       await Deno.remove(prepared.identityDir, { recursive: true }).catch(() => {});
+      await prepared.cgroup?.remove();
     }
   }
 
@@ -286,7 +305,10 @@ const schema: z.ZodType<BwrapSandboxConfig> = z.strictObject({
     "More host paths bound read-only at the same path (e.g. a toolchain in /opt)",
   ),
   limits: z.strictObject({
-    processes: limit.describe("RLIMIT_NPROC (not enforced when Terret runs as root)"),
+    processes: limit.describe(
+      "Processes of all the sandbox's programs together (a pids cgroup where Terret may create one; else " +
+        "RLIMIT_NPROC, which does not bound root)",
+    ),
     open_files: limit.describe("RLIMIT_NOFILE per process"),
     memory_bytes: limit.describe("RLIMIT_AS per process, in bytes"),
     cpu_seconds: limit.describe("RLIMIT_CPU per process, in seconds"),
@@ -324,7 +346,9 @@ export function createBwrapSandbox(
  * **Permissions**: run of the `bwrap` binary; read of the workspace directories, the system directories it binds
  * (it lists them and the secrets it masks), the `read_only` paths and the binary (a bare `bwrap` is looked up on
  * `PATH`, which needs read of every `PATH` directory and the `PATH` variable); write of `/tmp`, where it keeps the
- * `passwd` and `group` the sandbox sees; `--allow-sys=uid,gid` (the sandbox runs as the host's user).
+ * `passwd` and `group` the sandbox sees; `--allow-sys=uid,gid` (the sandbox runs as the host's user). With
+ * `limits.processes`: run of `/bin/sh` (which joins the sandbox's pids cgroup before becoming `bwrap`) and write
+ * of `/sys/fs/cgroup` (where that cgroup is made; `/proc/self/cgroup` says where).
  */
 export const bwrapSandboxPlugin: Plugin<BwrapSandboxConfig> = definePlugin({
   name: "sandbox-bwrap",
@@ -337,11 +361,15 @@ export const bwrapSandboxPlugin: Plugin<BwrapSandboxConfig> = definePlugin({
     const dirs = grantedDirs(deps);
     const bare = !config.bwrap.includes("/");
     return {
-      run: [config.bwrap],
-      read: bare || dirs === true
-        ? true
-        : [...dirs, ...SYSTEM_PATHS, ...config.read_only, config.bwrap],
-      write: ["/tmp"],
+      run: [config.bwrap, ...(config.limits.processes === undefined ? [] : ["/bin/sh"])],
+      read: bare || dirs === true ? true : [
+        ...dirs,
+        ...SYSTEM_PATHS,
+        ...config.read_only,
+        config.bwrap,
+        ...(config.limits.processes === undefined ? [] : ["/proc/self/cgroup", "/sys/fs/cgroup"]),
+      ],
+      write: ["/tmp", ...(config.limits.processes === undefined ? [] : ["/sys/fs/cgroup"])],
       sys: ["uid", "gid"],
       ...(bare ? { env: ["PATH"] } : {}),
     };

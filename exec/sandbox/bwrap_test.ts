@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createContext, Loader, parseConfig, pluginPermissions, TerretError } from "@terret/hames";
 import { SandboxKey, WorkspaceKey } from "@terret/core";
 import { runSandboxConformance } from "../../tests/conformance/sandbox_provider.ts";
+import { EXPECTED_ESCAPES, testEscapeBattery } from "../../tests/conformance/escape_battery.ts";
 import { bwrapLane } from "../../tests/bwrap_lane.ts";
 import { workspacePlugin } from "../workspace.ts";
 import { BwrapSandbox, bwrapSandboxPlugin } from "./bwrap.ts";
@@ -85,7 +86,7 @@ Deno.test({
     await using t = await tree();
     await using sandbox = new BwrapSandbox({
       dirs: [t.ws],
-      limits: { processes: 64, openFiles: 256 },
+      limits: { openFiles: 256, cpuSeconds: 30 },
     });
     const wrapped = await sandbox.wrap(["bash", "-c", "echo hi"], {
       cwd: t.ws,
@@ -122,8 +123,8 @@ Deno.test({
       t.ws,
       "--",
       "/usr/bin/prlimit",
-      "--nproc=64",
       "--nofile=256",
+      "--cpu=30",
       "--",
       "bash",
       "-c",
@@ -136,6 +137,51 @@ Deno.test({
     assert.equal(tty.argv.includes("--new-session"), false);
     assert.equal(tty.argv.includes("--share-net"), true);
     assert.equal(host.isolated, false);
+  },
+});
+
+Deno.test({
+  name:
+    "limits.processes bounds all the sandbox's programs with a pids cgroup where one can be made",
+  ignore: skip !== undefined,
+  async fn() {
+    await using t = await tree();
+    const sandbox = new BwrapSandbox({ dirs: [t.ws], limits: { processes: 16 } });
+    const wrapped = await sandbox.wrap(["true"], { cwd: t.ws });
+    const argv = [...wrapped.argv];
+    const nproc = argv.slice(argv.indexOf("--chdir")).slice(3, 6);
+    assert.deepStrictEqual(nproc, ["/usr/bin/prlimit", "--nproc=16", "--"]);
+    if (argv[0] === "/bin/sh") {
+      // This host lets Terret make a pids cgroup: each spawn joins it, then becomes bwrap.
+      const procs = argv[4]!;
+      assert.deepStrictEqual(argv.slice(0, 6), [
+        "/bin/sh",
+        "-c",
+        'echo $$ > "$1" && shift && exec "$@"',
+        "terret-cgroup",
+        procs,
+        "/usr/bin/bwrap",
+      ]);
+      const dir = procs.replace(/\/cgroup\.procs$/, "");
+      assert.equal((await Deno.readTextFile(`${dir}/pids.max`)).trim(), "16");
+      const out = await run(
+        [
+          ...argv.slice(0, -1),
+          "/bin/sh",
+          "-c",
+          "i=0; while [ $i -lt 40 ]; do sleep 2 & i=$((i+1)); done; echo $i",
+        ],
+        wrapped.env,
+        wrapped.cwd,
+      );
+      assert.equal(out.stdout, "", "the 40 forks did not all succeed");
+      assert.match(out.stderr, /Cannot fork/);
+      await sandbox.dispose();
+      assert.equal(await Deno.stat(dir).then(() => "left", () => "removed"), "removed");
+    } else {
+      assert.equal(argv[0], "/usr/bin/bwrap");
+      await sandbox.dispose();
+    }
   },
 });
 
@@ -289,3 +335,10 @@ Deno.test("the sandbox-bwrap row asks to run bwrap and read the workspace and sy
     },
   );
 });
+
+testEscapeBattery({
+  name: "bwrap",
+  language: "shell",
+  sandbox: { plugin: bwrapSandboxPlugin, config: { limits: { processes: 64 } } },
+  expected: EXPECTED_ESCAPES.bwrap,
+}, skip);
