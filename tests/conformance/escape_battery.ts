@@ -101,18 +101,21 @@ class Harness {
   readonly http: Deno.HttpServer;
   readonly udp: dgram.Socket;
   readonly dns: dgram.Socket;
-  tcpAccepted = 0;
-  unixAccepted = 0;
+  /** What each accepted connection sent first, in accept order (`""` for none). */
+  readonly tcpSeen: string[] = [];
+  readonly unixSeen: string[] = [];
   httpHits = 0;
   readonly udpSeen: string[] = [];
   readonly dnsSeen: string[] = [];
   readonly #savedEnv = new Map<string, string | undefined>();
+  readonly #conns = new Set<Deno.Conn>();
+  readonly #reads: Promise<void>[] = [];
 
   private constructor(readonly root: string) {
     this.tcp = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    void this.#accept(this.tcp, () => this.tcpAccepted++);
+    void this.#accept(this.tcp, this.tcpSeen);
     this.unix = Deno.listen({ transport: "unix", path: `${this.home}/.terret/serve.sock` });
-    void this.#accept(this.unix, () => this.unixAccepted++);
+    void this.#accept(this.unix, this.unixSeen);
     this.http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
       this.httpHits++;
       return new Response("model");
@@ -169,15 +172,41 @@ class Harness {
     return this.dns.address().port;
   }
 
-  async #accept(listener: Deno.Listener, count: () => void): Promise<void> {
+  /**
+   * Accepts in order, recording each connection at once (`""`) and then what it sent before it closed (the
+   * program's sends nothing, and may never close).
+   */
+  async #accept(listener: Deno.Listener, seen: string[]): Promise<void> {
     try {
       for await (const conn of listener) {
-        count();
-        conn.close();
+        const index = seen.push("") - 1;
+        this.#conns.add(conn);
+        this.#reads.push(
+          new Response(conn.readable).text().then(
+            (text) => void (seen[index] = text),
+            () => {},
+          ).finally(() => this.#conns.delete(conn)),
+        );
       }
     } catch {
       // closed
     }
+  }
+
+  /**
+   * Connects from the host and waits until that connection is accepted: the listener accepts in order, so a
+   * connection the program made is in `seen` by then. True when one was.
+   */
+  async connectedBefore(
+    address: Deno.ConnectOptions | Deno.UnixConnectOptions,
+    seen: string[],
+  ): Promise<boolean> {
+    const fence = `fence-${crypto.randomUUID()}`;
+    const conn = await Deno.connect(address as Deno.ConnectOptions);
+    await conn.write(new TextEncoder().encode(fence));
+    conn.close();
+    await until(() => seen.includes(fence), "the fence connection");
+    return seen.some((text) => text !== fence);
   }
 
   /** Waits until a datagram sent now from the host arrives: any the program sent before it arrived first. */
@@ -206,6 +235,14 @@ class Harness {
     }
     this.tcp.close();
     this.unix.close();
+    for (const conn of this.#conns) {
+      try {
+        conn.close();
+      } catch {
+        // closed by its reader
+      }
+    }
+    await Promise.all(this.#reads);
     await this.http.shutdown();
     await Promise.all(
       [this.udp, this.dns].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))),
@@ -342,13 +379,13 @@ function attempts(h: Harness, pid: number): Record<string, Attempt> {
     },
     write_tmp: { ...write(tmpName), escaped: exists(tmpName) },
     tcp_socket_port: {
-      shell: `exec 3<>/dev/tcp/127.0.0.1/${h.tcpPort} && echo CONNECTED`,
+      shell: `(exec 3<>/dev/tcp/127.0.0.1/${h.tcpPort} && echo CONNECTED)`,
       deno: `(await Deno.connect({ hostname: "127.0.0.1", port: ${h.tcpPort} })).close();`,
-      escaped: () => settles(() => Promise.resolve(h.tcpAccepted > 0), 1_000),
+      escaped: () => h.connectedBefore({ hostname: "127.0.0.1", port: h.tcpPort }, h.tcpSeen),
     },
     http_model: {
       shell:
-        `exec 3<>/dev/tcp/127.0.0.1/${h.httpPort} && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3`,
+        `(exec 3<>/dev/tcp/127.0.0.1/${h.httpPort} && printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3)`,
       deno: `console.log(await (await fetch("http://127.0.0.1:${h.httpPort}/")).text());`,
       escaped: () => h.httpHits > 0,
     },
@@ -379,7 +416,8 @@ s.close();`,
       deno: `(await Deno.connect({ transport: "unix", path: ${
         JSON.stringify(`${h.home}/.terret/serve.sock`)
       } })).close();`,
-      escaped: () => settles(() => Promise.resolve(h.unixAccepted > 0), 1_000),
+      escaped: () =>
+        h.connectedBefore({ transport: "unix", path: `${h.home}/.terret/serve.sock` }, h.unixSeen),
     },
     docker_socket: {
       shell: unixConnect(dockerSocket),
@@ -388,7 +426,7 @@ console.log("CONNECTED");`,
       escaped: (out) => out.includes("CONNECTED"),
     },
     ptrace_harness: {
-      shell: `exec 3</proc/${pid}/mem && echo OPENED`,
+      shell: `(exec 3</proc/${pid}/mem && echo OPENED)`,
       deno: `(await Deno.open("/proc/${pid}/mem")).close();\nconsole.log("OPENED");`,
       escaped: (out) => out.includes("OPENED"),
     },
@@ -580,8 +618,8 @@ async function setsidCancel(
   );
   abort.abort();
   await pending;
-  if (!started) return "refused";
-  const gone = await settles(async () => (await pidsWith(marker)).length === 0);
+  assert.ok(started, `the cancelled program did not start under ${subject.name}`);
+  const gone = await settles(async () => (await pidsWith(marker)).length === 0, 10_000);
   leftovers.push(...await pidsWith(marker));
   return gone ? "contained" : "escaped";
 }
@@ -607,7 +645,7 @@ async function setsidDispose(
   const started = await settles(async () => (await pidsWith(marker)).length >= 2, DEADLINE_MS);
   assert.ok(started, `the terminal's programs did not start under ${subject.name}`);
   await ctx.dispose();
-  const gone = await settles(async () => (await pidsWith(marker)).length === 0);
+  const gone = await settles(async () => (await pidsWith(marker)).length === 0, 10_000);
   leftovers.push(...await pidsWith(marker));
   return gone ? "contained" : "escaped";
 }
