@@ -95,7 +95,8 @@ const DEADLINE_MS = 15_000;
 /** The harness side of the battery: files, listeners and secrets outside the workspace. */
 class Harness {
   readonly canary = `canary-${crypto.randomUUID()}`;
-  readonly marker = String(800_000 + Math.floor(Math.random() * 99_999));
+  /** Names this battery's processes (`exec -a`) and DNS question, unique to the run. */
+  readonly marker = `battery${crypto.randomUUID().replaceAll("-", "")}`;
   readonly tcp: Deno.TcpListener;
   readonly unix: Deno.UnixListener;
   readonly http: Deno.HttpServer;
@@ -292,6 +293,17 @@ async function settles(condition: () => Promise<boolean>, ms = 5_000): Promise<b
   return true;
 }
 
+/** A `setsid` sleeper in the background and one in the foreground, each named `<marker>-…` by `exec -a`. */
+function twoSleeps(marker: string): string {
+  return `setsid bash -c 'exec -a ${marker}-setsid sleep 600' & bash -c 'exec -a ${marker}-fg sleep 600'`;
+}
+
+/** Whether both sleepers of {@linkcode twoSleeps} run under their own names (exec'd, not still forking). */
+async function bothSleeping(marker: string): Promise<boolean> {
+  const found = await argsWith(marker);
+  return found.includes(`${marker}-setsid 600`) && found.includes(`${marker}-fg 600`);
+}
+
 /** Host pids whose command line holds `marker` (a container's processes are host processes too). */
 async function pidsWith(marker: string): Promise<number[]> {
   const out = await new Deno.Command("ps", { args: ["-eo", "pid=,args="], stdout: "piped" })
@@ -299,6 +311,14 @@ async function pidsWith(marker: string): Promise<number[]> {
   return new TextDecoder().decode(out.stdout).split("\n")
     .filter((line) => line.includes(marker) && !line.includes("ps -eo"))
     .map((line) => Number(line.trim().split(/\s+/)[0]));
+}
+
+/** Command lines (without the pid) of host processes holding `marker`. */
+async function argsWith(marker: string): Promise<string[]> {
+  const out = await new Deno.Command("ps", { args: ["-eo", "args="], stdout: "piped" }).output();
+  return new TextDecoder().decode(out.stdout).split("\n")
+    .filter((line) => line.includes(marker) && !line.includes("ps -eo"))
+    .map((line) => line.trim());
 }
 
 function textOf(result: ToolResultPayload): string {
@@ -600,7 +620,7 @@ async function setsidCancel(
   let pending: Promise<unknown>;
   if (subject.language === "shell") {
     pending = call("Bash", {
-      command: `setsid sleep ${marker}.5 & sleep ${marker}.25`,
+      command: twoSleeps(marker),
       timeout: 60_000,
     }, abort.signal);
   } else {
@@ -613,7 +633,10 @@ async function setsidCancel(
       .catch((error) => error);
   }
   const started = await settles(
-    async () => (await pidsWith(marker)).length >= (subject.language === "shell" ? 2 : 1),
+    async () =>
+      subject.language === "shell"
+        ? await bothSleeping(marker)
+        : (await pidsWith(marker)).length === 1,
     DEADLINE_MS,
   );
   abort.abort();
@@ -634,7 +657,7 @@ async function setsidDispose(
   const marker = `${h.marker}2`;
   const opened = await call("terminal_open", {
     name: "battery",
-    command: `setsid sleep ${marker}.5 & sleep ${marker}.25`,
+    command: twoSleeps(marker),
   });
   if (opened.is_error === true) {
     // The provider would not start the terminal (the deno sandbox runs Deno programs only).
@@ -642,7 +665,7 @@ async function setsidDispose(
     assert.match(textOf(opened), /Cannot run/);
     return "refused";
   }
-  const started = await settles(async () => (await pidsWith(marker)).length >= 2, DEADLINE_MS);
+  const started = await settles(() => bothSleeping(marker), DEADLINE_MS);
   assert.ok(started, `the terminal's programs did not start under ${subject.name}`);
   await ctx.dispose();
   const gone = await settles(async () => (await pidsWith(marker)).length === 0, 10_000);
