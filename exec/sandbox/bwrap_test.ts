@@ -43,7 +43,7 @@ interface Tree {
 }
 
 async function tree(): Promise<Tree> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-bwrap-" }));
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-bwrap-test-" }));
   await Deno.mkdir(`${root}/ws`);
   await Deno.mkdir(`${root}/outside`);
   return {
