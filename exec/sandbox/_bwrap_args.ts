@@ -168,8 +168,9 @@ export function bwrapArgs(input: BwrapArgsInput, argv: readonly string[]): strin
     if (entry.kind === "link") args.push("--symlink", entry.target, entry.path);
     else args.push("--ro-bind", entry.path, entry.path);
   }
-  for (const path of input.readOnly) args.push("--ro-bind", path, path);
   args.push("--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+  // After the private /tmp, so a path under /tmp is not hidden by it.
+  for (const path of input.readOnly) args.push("--ro-bind", path, path);
   for (const dir of input.dirs) args.push("--bind", dir, dir);
   // Masks last, so a workspace holding a system path does not uncover a secret.
   for (const secret of input.secrets) {

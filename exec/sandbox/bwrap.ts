@@ -277,6 +277,13 @@ async function checkReadOnly(path: string): Promise<void> {
       `Cannot bind "${path}" read-only into the bwrap sandbox: no such path`,
     );
   }
+  const reserved = RESERVED_PATHS.find((dir) => isInside(path, dir) || isInside(dir, path));
+  if (reserved !== undefined) {
+    throw new TerretError(
+      "Denied",
+      `Cannot bind "${path}" read-only into the bwrap sandbox: the sandbox needs "${reserved}" for itself`,
+    );
+  }
 }
 
 /** Config of the `sandbox-bwrap` row. */

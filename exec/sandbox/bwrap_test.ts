@@ -186,6 +186,39 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "read_only paths are readable and not writable inside; network: host shares the host's loopback",
+  ignore: skip !== undefined,
+  async fn() {
+    await using t = await tree();
+    await Deno.writeTextFile(`${t.root}/outside/tool.txt`, "toolchain");
+    await using sandbox = new BwrapSandbox({
+      dirs: [t.ws],
+      readOnly: [`${t.root}/outside`],
+      network: "host",
+    });
+    using listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const accepted = listener.accept().then((conn) => conn.close());
+    const script = `cat '${t.root}/outside/tool.txt'; echo; ` +
+      `(printf x > '${t.root}/outside/new.txt') 2>/dev/null || echo read-only; ` +
+      `(exec 3<>/dev/tcp/127.0.0.1/${listener.addr.port}) && echo connected`;
+    const wrapped = await sandbox.wrap(["/bin/bash", "-c", script], { cwd: t.ws });
+    const out = await run(wrapped.argv, wrapped.env, wrapped.cwd);
+    await accepted;
+    assert.deepStrictEqual(out, {
+      code: 0,
+      stdout: "toolchain\nread-only\nconnected\n",
+      stderr: "",
+    });
+    assert.equal(
+      await Deno.stat(`${t.root}/outside/new.txt`).then(() => "written", () => "absent"),
+      "absent",
+    );
+    assert.equal(sandbox.isolated, false);
+  },
+});
+
+Deno.test({
   name: "the bwrap sandbox hides every listed secret that exists here and runs as the same uid",
   ignore: skip !== undefined,
   async fn() {
