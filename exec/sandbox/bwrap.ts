@@ -323,7 +323,11 @@ const schema: z.ZodType<BwrapSandboxConfig> = z.strictObject({
   }).default({}).describe("Resource limits applied with prlimit inside the sandbox"),
 });
 
-/** Creates the provider a `sandbox-bwrap` row (or a per-row override naming `bwrap`) configures. */
+/**
+ * Creates the provider a `sandbox-bwrap` row (or a per-row override naming `bwrap`, e.g. an MCP server's) configures
+ * from its parsed config. Like the row, await its `workspaceReady()` before use (that is where it refuses; `isolated`
+ * stays false until then), and `dispose()` it when done (it removes its files and its pids cgroup).
+ */
 export function createBwrapSandbox(
   dirs: readonly string[],
   config: BwrapSandboxConfig,
