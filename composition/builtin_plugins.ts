@@ -29,6 +29,7 @@ import {
   ToolRegistry,
 } from "@terret/core";
 import {
+  bwrapSandboxPlugin,
   denoSandboxPlugin,
   dockerSandboxPlugin,
   fsPlugin,
@@ -48,7 +49,7 @@ import { acpSubagentsPlugin } from "@terret/acp";
  * cassette `terret-llm-recorder` and `terret-llm-replayer`, `terret-tools`, the allow list `terret-tools-allow`,
  * `terret-prompt`, redaction `terret-redaction`, credentials `terret-credentials`, `terret-agents`, the default
  * driver `terret-loop` and the MCP client `terret-mcp`, one `mcp.<server>` row per server), the execution world
- * (`workspace`, `fs`, the sandbox providers `sandbox-docker`, `sandbox-deno` and `sandbox-none`, `subprocess`,
+ * (`workspace`, `fs`, the sandbox providers `sandbox-docker`, `sandbox-deno`, `sandbox-bwrap` and `sandbox-none`, `subprocess`,
  * `shell`, `terminals`) and the standard tools (`terret-tools-std`) and the WebSocket event stream (`terret-ws`).
  * And durable approvals, `terret-approvals` (`approvals`), and subagents with the `Task` tool, `terret-subagents`
  * (`subagents`), with the ACP-client provider `terret-subagents-acp` (`subagents.acp`).
@@ -76,6 +77,7 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   fsPlugin,
   dockerSandboxPlugin,
   denoSandboxPlugin,
+  bwrapSandboxPlugin,
   noneSandboxPlugin,
   subprocessPlugin,
   shellPlugin,

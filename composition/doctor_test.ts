@@ -104,7 +104,7 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
       "error",
       "rows",
       "ghost",
-      `Cannot configure row "ghost" (plugin set by home patch "${patch}" line 7): unknown plugin "nowhere" (no built-in, bundle or profile declares it; known: ${marker}, fs, greeter, sandbox-deno, sandbox-docker, sandbox-none, shell, shouter, subprocess, terminals, ${CORE_PLUGINS}, workspace)`,
+      `Cannot configure row "ghost" (plugin set by home patch "${patch}" line 7): unknown plugin "nowhere" (no built-in, bundle or profile declares it; known: ${marker}, fs, greeter, sandbox-bwrap, sandbox-deno, sandbox-docker, sandbox-none, shell, shouter, subprocess, terminals, ${CORE_PLUGINS}, workspace)`,
     ],
     ["info", "rows", "off", 'disabled; its plugin "nowhere" is not available in this build'],
     [

@@ -9,6 +9,7 @@
 export { EXEC_ERROR_CODES, EXEC_ERRORS, type ExecErrorCode } from "./errors.ts";
 export { type FileSystem, FsAuthorize, FsKey, fsPlugin, workspacePlugin } from "./fs/mod.ts";
 export {
+  bwrapSandboxPlugin,
   denoSandboxPlugin,
   dockerSandboxPlugin,
   noneSandboxPlugin,

@@ -129,6 +129,7 @@ Deno.test("core's and exec's `.` hold the runtime names a plugin author needs, a
     "FsKey",
     "ShellKey",
     "TerminalsKey",
+    "bwrapSandboxPlugin",
     "denoSandboxPlugin",
     "dockerSandboxPlugin",
     "fsPlugin",

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createContext, Loader, parseConfig, pluginPermissions, TerretError } from "@terret/hames";
 import { SandboxKey, WorkspaceKey } from "@terret/core";
 import { runSandboxConformance } from "../../tests/conformance/sandbox_provider.ts";
+import { EXPECTED_ESCAPES, testEscapeBattery } from "../../tests/conformance/escape_battery.ts";
 import { workspacePlugin } from "../workspace.ts";
 import { DenoSandbox, denoSandboxPlugin } from "./deno.ts";
 
@@ -303,4 +304,11 @@ Deno.test("the sandbox-deno row asks to run its Deno, read the workspace and the
     read: true,
     env: [...env, "PATH"],
   });
+});
+
+testEscapeBattery({
+  name: "deno",
+  language: "deno",
+  sandbox: { plugin: denoSandboxPlugin, config: {} },
+  expected: EXPECTED_ESCAPES.deno,
 });

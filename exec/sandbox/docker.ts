@@ -24,7 +24,8 @@ const RUN_DIR = "/run/terret";
  * Runs inside the container in front of every program: records the process group (its own pid; every `docker
  * exec` is a session and group leader), applies the terminal size, and runs the program. It catches SIGTERM (a
  * handler, which the program does not inherit, unlike an ignored signal) so that a group SIGTERM lets the program
- * clean up and the exec ends with the program's own status instead of the wrapper's. When the program has exited
+ * clean up and the exec ends with the program's own status instead of the wrapper's. It exports `SANDBOX_EXEC_ID`,
+ * which every descendant inherits, so a SIGKILL also finds those that left the session (`setsid`). When the program has exited
  * it kills whatever is left of its session (orphaned work, as the subprocess seam does with a host group whose
  * leader exited) and removes the record, unless a SIGTERM came: then the SIGKILL that always follows removes it,
  * finding it at once instead of waiting for a record that was already gone.
@@ -32,6 +33,7 @@ const RUN_DIR = "/run/terret";
  */
 const EXEC_WRAPPER =
   `t=; trap t=1 TERM; id=$1; cols=$2; rows=$3; shift 3; f=${RUN_DIR}/$id.pid; echo $$ > "$f"; ` +
+  `export SANDBOX_EXEC_ID="$id"; ` +
   `if [ -n "$cols" ]; then stty cols "$cols" rows "$rows" 2>/dev/null; fi; ` +
   `"$@"; s=$?; ` +
   `for p in $(ps -o pid= -s $$ 2>/dev/null); do [ "$p" = $$ ] || kill -KILL "$p" 2>/dev/null; done; ` +
@@ -40,13 +42,16 @@ const EXEC_WRAPPER =
 /**
  * Signals the process group an exec recorded (waiting up to a second for the record, in case the program is only
  * starting); SIGKILL also reaches every process left in the exec's session (jobs an interactive shell put in
- * groups of their own) and removes the record. Arguments: id, signal name.
+ * groups of their own) and every process still carrying the exec's `SANDBOX_EXEC_ID` (a `setsid` child), and
+ * removes the record. Arguments: id, signal name.
  */
 const KILL_SCRIPT = `f=${RUN_DIR}/$1.pid; i=0; ` +
   `while [ ! -s "$f" ] && [ $i -lt 50 ]; do sleep 0.02; i=$((i+1)); done; ` +
   `[ -s "$f" ] || exit 0; p=$(cat "$f"); kill -$2 -$p 2>/dev/null; ` +
   `if [ "$2" = KILL ]; then ` +
-  `for q in $(ps -o pid= -s $p 2>/dev/null); do kill -KILL "$q" 2>/dev/null; done; rm -f "$f"; fi; ` +
+  `for q in $(ps -o pid= -s $p 2>/dev/null); do kill -KILL "$q" 2>/dev/null; done; ` +
+  `for d in /proc/[0-9]*; do grep -qxz "SANDBOX_EXEC_ID=$1" "$d/environ" 2>/dev/null && ` +
+  `kill -KILL "\${d#/proc/}" 2>/dev/null; done; rm -f "$f"; fi; ` +
   `exit 0`;
 
 /** The docker CLI's own environment variables, passed from the host so the CLI reaches the same engine. */

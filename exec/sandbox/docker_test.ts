@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createContext, Loader, parseConfig, pluginPermissions, TerretError } from "@terret/hames";
 import { SandboxKey, WorkspaceKey } from "@terret/core";
 import { runSandboxConformance, spawnWrapped } from "../../tests/conformance/sandbox_provider.ts";
+import { EXPECTED_ESCAPES, testEscapeBattery } from "../../tests/conformance/escape_battery.ts";
 import { dockerLane } from "../../tests/docker/lane.ts";
 import { workspacePlugin } from "../workspace.ts";
 import { DockerSandbox, dockerSandboxPlugin } from "./docker.ts";
@@ -467,3 +468,10 @@ Deno.test({
     await sandbox.dispose();
   },
 });
+
+testEscapeBattery({
+  name: "docker",
+  language: "shell",
+  sandbox: { plugin: dockerSandboxPlugin, config: { image: lane.image, pids_limit: 64 } },
+  expected: EXPECTED_ESCAPES.docker,
+}, lane.skip);

@@ -1,6 +1,6 @@
 /**
- * Sandbox providers: none, Deno and Docker, the table a row resolves a provider through by name, and the probe
- * that reports which of them a host can run.
+ * Sandbox providers: none, Deno, Docker and bubblewrap, the table a row resolves a provider through by name, and
+ * the probe that reports which of them a host can run.
  *
  * Import from `@terret/exec/sandbox`.
  *
@@ -34,3 +34,12 @@ export {
   type SandboxProviderEntry,
   type SandboxProviderFactory,
 } from "./sandbox_providers.ts";
+export {
+  BwrapSandbox,
+  type BwrapSandboxConfig,
+  type BwrapSandboxOptions,
+  bwrapSandboxPlugin,
+  createBwrapSandbox,
+} from "./bwrap.ts";
+export type { BwrapLimits } from "./_bwrap_args.ts";
+export { type BwrapProbeResult, probeBwrap, type ProbeBwrapOptions } from "./bwrap_probe.ts";

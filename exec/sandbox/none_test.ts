@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createContext, Loader, parseConfig, pluginPermissions } from "@terret/hames";
 import { SandboxKey, WorkspaceKey } from "@terret/core";
 import { runSandboxConformance } from "../../tests/conformance/sandbox_provider.ts";
+import { EXPECTED_ESCAPES, testEscapeBattery } from "../../tests/conformance/escape_battery.ts";
 import { workspacePlugin } from "../workspace.ts";
 import { createNoneSandbox, noneSandboxPlugin } from "./none.ts";
 
@@ -65,4 +66,11 @@ Deno.test("the sandbox-none row asks to read the workspace only (the programs ar
     }),
     { read: ["/srv/ws"] },
   );
+});
+
+testEscapeBattery({
+  name: "none",
+  language: "shell",
+  sandbox: { plugin: noneSandboxPlugin, config: { acknowledge_unsandboxed: true } },
+  expected: EXPECTED_ESCAPES.none,
 });

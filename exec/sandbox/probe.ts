@@ -5,11 +5,12 @@
  */
 import { clientEnv, DEFAULT_SANDBOX_IMAGE } from "./docker.ts";
 import { resolveExecutable, runHostCommand } from "./_host_command.ts";
+import { probeBwrap } from "./bwrap_probe.ts";
 
 /** One provider's availability. */
 export interface SandboxProbe {
   /** The provider (`sandbox.name`). */
-  readonly name: "none" | "docker" | "deno";
+  readonly name: "none" | "docker" | "deno" | "bwrap";
   /** Whether the provider can run programs here with the probed settings. */
   readonly available: boolean;
   /** Whether it isolates programs with its default settings. */
@@ -26,21 +27,28 @@ export interface ProbeSandboxOptions {
   readonly image?: string;
   /** The Deno binary (default: the one running Terret). */
   readonly deno?: string;
+  /** The bubblewrap binary (default `"bwrap"`). */
+  readonly bwrap?: string;
   /** Bound for each probe command (default 30 s). */
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
 }
 
 /**
- * Probes `none`, `docker` and `deno`. Docker counts as available only when the engine answers, the image exists
- * and a throwaway container (`--network none`) actually runs `true` in it.
+ * Probes `none`, `docker`, `deno` and `bwrap`. Docker counts as available only when the engine answers, the image
+ * exists and a throwaway container (`--network none`) actually runs `true` in it; bwrap only when a throwaway
+ * sandbox with a new user namespace runs `true`.
  *
  * Contract: never throws for an unavailable provider (that is a `reason`); starts nothing that outlives it.
  */
 export async function probeSandboxProviders(
   options: ProbeSandboxOptions = {},
 ): Promise<SandboxProbe[]> {
-  const [docker, deno] = await Promise.all([probeDocker(options), probeDeno(options)]);
+  const [docker, deno, bwrap] = await Promise.all([
+    probeDocker(options),
+    probeDeno(options),
+    probeBubblewrap(options),
+  ]);
   return [
     {
       name: "none",
@@ -51,7 +59,25 @@ export async function probeSandboxProviders(
     },
     docker,
     deno,
+    bwrap,
   ];
+}
+
+async function probeBubblewrap(options: ProbeSandboxOptions): Promise<SandboxProbe> {
+  const found = await probeBwrap({
+    ...(options.bwrap === undefined ? {} : { bwrap: options.bwrap }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+  return found.ok
+    ? {
+      name: "bwrap",
+      available: true,
+      isolated: true,
+      reason:
+        `${found.version} creates unprivileged user namespaces here (each program in its own sandbox)`,
+    }
+    : { name: "bwrap", available: false, isolated: true, reason: found.reason };
 }
 
 async function probeDocker(options: ProbeSandboxOptions): Promise<SandboxProbe> {

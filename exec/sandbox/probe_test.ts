@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import { dockerLane } from "../../tests/docker/lane.ts";
 import { probeSandboxProviders } from "./probe.ts";
+import { bwrapLane } from "../../tests/bwrap_lane.ts";
 
 const lane = await dockerLane();
+const bwrapSkip = await bwrapLane();
 
-Deno.test("probeSandboxProviders() reports none, docker and deno with reasons", async () => {
+Deno.test("probeSandboxProviders() reports none, docker, deno and bwrap with reasons", async () => {
   const probes = await probeSandboxProviders();
   const version = new TextDecoder().decode(
     (await new Deno.Command(Deno.execPath(), { args: ["--version"], stdout: "piped" }).output())
@@ -22,6 +24,20 @@ Deno.test("probeSandboxProviders() reports none, docker and deno with reasons", 
     isolated: true,
     reason: `${version} runs Deno programs (scripts, deno eval, npm: packages) only`,
   });
+  if (bwrapSkip === undefined) {
+    const bwrap = new TextDecoder().decode(
+      (await new Deno.Command("bwrap", { args: ["--version"], stdout: "piped" }).output()).stdout,
+    ).trim();
+    assert.deepStrictEqual(probes[3], {
+      name: "bwrap",
+      available: true,
+      isolated: true,
+      reason:
+        `${bwrap} creates unprivileged user namespaces here (each program in its own sandbox)`,
+    });
+  } else {
+    assert.equal(probes[3]!.available, false);
+  }
   if (lane.skip === undefined) {
     const server = new TextDecoder().decode(
       (await new Deno.Command("docker", {
@@ -44,6 +60,7 @@ Deno.test("probeSandboxProviders() explains what is missing", async () => {
   const missing = await probeSandboxProviders({
     docker: "/nonexistent/docker",
     deno: "/nonexistent/deno",
+    bwrap: "/nonexistent/bwrap",
   });
   assert.deepStrictEqual(missing.slice(1), [
     {
@@ -57,6 +74,13 @@ Deno.test("probeSandboxProviders() explains what is missing", async () => {
       available: false,
       isolated: true,
       reason: 'the Deno binary "/nonexistent/deno" is not installed',
+    },
+    {
+      name: "bwrap",
+      available: false,
+      isolated: true,
+      reason:
+        'bubblewrap "/nonexistent/bwrap" is not installed (Debian: apt-get install bubblewrap); use sandbox-docker or sandbox-deno instead',
     },
   ]);
 });

@@ -6,6 +6,7 @@
  */
 import type { ConfinementRequest, Sandbox } from "@terret/core/seams";
 import { TerretError } from "../errors.ts";
+import { createBwrapSandbox } from "./bwrap.ts";
 import { DenoSandbox } from "./deno.ts";
 import { createNoneSandbox } from "./none.ts";
 
@@ -31,7 +32,10 @@ export type SandboxProviderEntry =
  *   ffi; the Deno binary running Terret;
  * - `none`: programs run on the host unchanged (grants mean nothing there; the row acknowledges it);
  * - `docker`: not per row (a row without `sandbox:` runs in the sandbox row's container);
- * - `bwrap`: not part of this build.
+ * - `bwrap`: a bubblewrap sandbox of the row's own over the workspace, `grants.read` bound read-only, the network
+ *   unshared; `grants.write` and `grants.net` are refused (bubblewrap can neither bind extra writable paths here
+ *   nor filter hosts: name `deno` for a host allow list), `grants.env`/`grants.sys` name what the program may see
+ *   of what the row passes it.
  */
 export const SANDBOX_PROVIDERS: Readonly<Record<string, SandboxProviderEntry>> = Object.freeze({
   deno: {
@@ -61,7 +65,27 @@ export const SANDBOX_PROVIDERS: Readonly<Record<string, SandboxProviderEntry>> =
     unavailable:
       "a row cannot have a docker container of its own; leave sandbox unset to run in the sandbox row's container",
   },
-  bwrap: { unavailable: "the bwrap provider is not part of this build" },
+  bwrap: {
+    factory: (request: ConfinementRequest): Sandbox => {
+      const { read, write, net } = request.grants;
+      if (write.length > 0 || net.length > 0) {
+        throw new TerretError(
+          "ConfigInvalid",
+          `Cannot confine "${request.owner}" with the bwrap sandbox: it cannot grant ${
+            write.length > 0 ? "writes outside the workspace" : "network hosts"
+          } ("allow.${
+            write.length > 0 ? "write" : "net"
+          }"); use the deno sandbox for a per-host allow list`,
+        );
+      }
+      return createBwrapSandbox(request.dirs, {
+        bwrap: "bwrap",
+        network: "none",
+        read_only: [...read],
+        limits: {},
+      });
+    },
+  },
 });
 
 /**

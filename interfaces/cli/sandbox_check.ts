@@ -7,7 +7,12 @@
  */
 import { pluginProvides } from "@terret/hames";
 import { SandboxKey } from "@terret/core";
-import type { DenoSandboxConfig, DockerSandboxConfig, SandboxProbe } from "@terret/exec/sandbox";
+import type {
+  BwrapSandboxConfig,
+  DenoSandboxConfig,
+  DockerSandboxConfig,
+  SandboxProbe,
+} from "@terret/exec/sandbox";
 import { reapStaleContainers } from "@terret/exec/sandbox";
 import { probeSandboxProviders } from "@terret/exec";
 import {
@@ -31,6 +36,8 @@ export interface SandboxCheckOptions {
  * - `sandbox-docker` that cannot start here: an `error` saying programs fail until it can (they never run
  *   unsandboxed) and how to patch the row; one that starts but with a network: a `warning` (not isolated);
  * - `sandbox-deno`: `ok` when its Deno runs (it runs Deno programs only), else an `error`;
+ * - `sandbox-bwrap`: `ok` when bubblewrap creates user namespaces here, else an `error` (the row refuses to mount);
+ *   a `warning` with `network: host` (not isolated);
  * - `sandbox-none`: a `warning` that programs run unsandboxed on the host;
  * - no sandbox row: `info` (nothing in the profile runs programs through one).
  */
@@ -47,9 +54,11 @@ export function createSandboxCheck(options: SandboxCheckOptions = {}): DoctorChe
       const plugin = row?.composed.plugin;
       const docker = plugin === "sandbox-docker" ? row!.parsed as DockerSandboxConfig : undefined;
       const deno = plugin === "sandbox-deno" ? row!.parsed as DenoSandboxConfig : undefined;
+      const bwrap = plugin === "sandbox-bwrap" ? row!.parsed as BwrapSandboxConfig : undefined;
       const probes = await probe({
         ...(docker === undefined ? {} : { docker: docker.docker, image: docker.image }),
         ...(deno?.deno === undefined ? {} : { deno: deno.deno }),
+        ...(bwrap === undefined ? {} : { bwrap: bwrap.bwrap }),
         ...(runOptions?.signal === undefined ? {} : { signal: runOptions.signal }),
       });
       const findings: DoctorFinding[] = probes.map((found) => ({
@@ -115,8 +124,9 @@ function judge(row: PreparedRow | undefined, probes: readonly SandboxProbe[]): D
     row: id,
     message,
   });
-  const found = (name: SandboxProbe["name"]) =>
-    probes.find((candidate) => candidate.name === name)!;
+  const found = (name: SandboxProbe["name"]): SandboxProbe =>
+    probes.find((candidate) => candidate.name === name) ??
+      { name, available: false, isolated: false, reason: "it was not probed" };
   const patchHint =
     `fix it, or patch row "${id}" with another provider (plugin: sandbox-none with config ` +
     `{acknowledge_unsandboxed: true} runs programs on the host, uncontained)`;
@@ -159,6 +169,23 @@ function judge(row: PreparedRow | undefined, probes: readonly SandboxProbe[]): D
           open ? "; not isolated: the row grants network or remote imports" : ""
         }`,
       );
+    }
+    case "sandbox-bwrap": {
+      const bwrap = found("bwrap");
+      if (!bwrap.available) {
+        return finding(
+          "error",
+          `the bwrap sandbox cannot run on this machine: ${bwrap.reason}. The row refuses to mount, and no ` +
+            `program runs unsandboxed: ${patchHint}`,
+        );
+      }
+      const config = row.parsed as BwrapSandboxConfig;
+      return config.network === "host"
+        ? finding(
+          "warning",
+          `programs run in bubblewrap sandboxes sharing the host's network: not isolated (network: none isolates) (${bwrap.reason})`,
+        )
+        : finding("ok", `programs run in bubblewrap sandboxes without a network (${bwrap.reason})`);
     }
     case "sandbox-none":
       return finding(

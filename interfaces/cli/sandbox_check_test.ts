@@ -140,6 +140,59 @@ Deno.test("the sandbox check judges each provider of the sandbox row", async () 
   ]);
 });
 
+Deno.test("the sandbox check judges a bwrap row by its probe", async () => {
+  const up: SandboxProbe = {
+    name: "bwrap",
+    available: true,
+    isolated: true,
+    reason: "bubblewrap 0.8.0 creates unprivileged user namespaces here",
+  };
+  const down: SandboxProbe = {
+    name: "bwrap",
+    available: false,
+    isolated: true,
+    reason: "bubblewrap cannot create an unprivileged user namespace here (simulated)",
+  };
+  const cases: [string, SandboxProbe, string][] = [
+    [
+      "{}",
+      up,
+      "ok sandbox programs run in bubblewrap sandboxes without a network (bubblewrap 0.8.0 creates unprivileged user namespaces here)",
+    ],
+    [
+      "{ network: host }",
+      up,
+      "warning sandbox programs run in bubblewrap sandboxes sharing the host's network: not isolated (network: none isolates) (bubblewrap 0.8.0 creates unprivileged user namespaces here)",
+    ],
+    [
+      "{ bwrap: /opt/bwrap }",
+      down,
+      "error sandbox the bwrap sandbox cannot run on this machine: bubblewrap cannot create an unprivileged user " +
+      "namespace here (simulated). The row refuses to mount, and no program runs unsandboxed: fix it, or patch " +
+      'row "sandbox" with another provider (plugin: sandbox-none with config {acknowledge_unsandboxed: true} ' +
+      "runs programs on the host, uncontained)",
+    ],
+  ];
+  for (const [config, bwrap, judged] of cases) {
+    await using p = await profile(
+      `  - id: sandbox\n    plugin: sandbox-bwrap\n    config: ${config}\n`,
+    );
+    const asked: ProbeSandboxOptions[] = [];
+    const findings = await createSandboxCheck({
+      probe: (options = {}) => {
+        asked.push(options);
+        return Promise.resolve([NONE, DOCKER_DOWN, DENO, bwrap]);
+      },
+    }).run(p.input);
+    assert.deepStrictEqual(asked, [{ bwrap: config.includes("/opt") ? "/opt/bwrap" : "bwrap" }]);
+    assert.deepStrictEqual(lines(findings), [
+      ...INFOS(DOCKER_DOWN),
+      `info - bwrap: ${bwrap.available ? "works (isolating)" : "unavailable"}: ${bwrap.reason}`,
+      judged,
+    ]);
+  }
+});
+
 Deno.test("trt doctor lists the providers and serve prints the sandbox row's problem", async () => {
   await using p = await profile("");
   const checks = [...COMPOSITION_CHECKS, createSandboxCheck({ probe: scripted(DOCKER_DOWN, []) })];

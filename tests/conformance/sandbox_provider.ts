@@ -12,12 +12,25 @@
  * true only where nothing escaped. Wrapped argvs are spawned here with `Deno.Command` (detached, cleared
  * environment), as the subprocess seam does.
  *
+ * This suite checks `wrap` itself; the escape battery (`escape_battery.ts`, re-exported here) runs the escapes
+ * THROUGH the real tools and the shell of a mounted world, for every provider.
+ *
  * @module
  */
 import assert from "node:assert/strict";
 import { TerretError } from "@terret/hames";
 import type { Sandbox } from "@terret/core";
 import type { WrappedCommand } from "@terret/core/seams";
+
+export {
+  BATTERY,
+  type BatteryOutcome,
+  type BatterySubject,
+  EXPECTED_ESCAPES,
+  renderEscapeTable,
+  runEscapeBattery,
+  testEscapeBattery,
+} from "./escape_battery.ts";
 
 /** The escape attempts, in the order the suite reports them. */
 export const ESCAPES = [

@@ -12,10 +12,12 @@
 import assert from "node:assert/strict";
 import { Terret } from "@terret/terret";
 import { dockerLane } from "../docker/lane.ts";
+import { bwrapLane } from "../bwrap_lane.ts";
 import { writeTree } from "../fixtures/composition/tree.ts";
 import { exerciseWorld, NOTE, REPLY, type WorldReport } from "../fixtures/exec/world_probe.ts";
 
 const lane = await dockerLane();
+const bwrapSkip = await bwrapLane();
 
 Deno.test({
   name:
@@ -104,6 +106,60 @@ Deno.test({
       run: { read: REPLY, place: container },
       reply: REPLY,
       outside,
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "one appended patch row moves the shell, an fs-written file, a PTY and a piped child into bubblewrap sandboxes",
+  ignore: bwrapSkip !== undefined,
+  async fn() {
+    await using tree = await writeTree({
+      "home/profiles/swap/profile.yml":
+        "bundles: [base]\nsettings:\n  sandbox:\n    image: unused\n" +
+        "  sessions:\n    path: sessions/terret.db\n  llm:\n    model: test/model\n",
+      "swap.yml":
+        "rows:\n  - id: sandbox\n    plugin: sandbox-bwrap\n    config: { network: none }\n",
+    });
+    const ws = tree.path("ws");
+    await Deno.mkdir(ws);
+    await Deno.writeTextFile(
+      tree.path("home/profiles/swap/patch.yml"),
+      `rows:\n  - id: workspace\n    config: { dirs: [${ws}] }\n` +
+        "  - id: sandbox\n    plugin: sandbox-none\n    config: { acknowledge_unsandboxed: true }\n" +
+        "  - id: interfaces.ws\n    disabled: true\n",
+    );
+    await using booted = await Terret.boot("swap", {
+      home: tree.path("home"),
+      cwd: tree.dir,
+      patches: [tree.path("swap.yml")],
+    });
+    assert.equal(
+      booted.rows.find((row) => row.composed.id === "sandbox")?.composed.plugin,
+      "sandbox-bwrap",
+    );
+    const report = await exerciseWorld(booted.ctx);
+    const hostMnt = await Deno.readLink("/proc/self/ns/mnt");
+    // Each spawn gets its own sandbox: every program saw a mount namespace of its own, no /.dockerenv (the host's
+    // root is not there) and the sandbox's hostname.
+    const places = [report.shell.place, report.pty.place, report.run.place];
+    for (const place of places) {
+      assert.match(place.mnt, /^mnt:\[\d+\]$/);
+      assert.notEqual(place.mnt, hostMnt, "the program ran in another mount namespace");
+    }
+    const sandboxed = (place: { mnt: string }) => ({
+      mnt: place.mnt,
+      dockerenv: "none",
+      hostname: "terret-sandbox",
+    });
+    assert.deepStrictEqual(report, {
+      sandbox: { name: "bwrap", isolated: true },
+      shell: { read: NOTE, place: sandboxed(report.shell.place) },
+      pty: { read: NOTE, place: sandboxed(report.pty.place) },
+      run: { read: REPLY, place: sandboxed(report.run.place) },
+      reply: REPLY,
+      outside: 'Denied: Cannot read "/etc/passwd": outside the granted workspaces',
     });
   },
 });

@@ -32,7 +32,10 @@ import {
   subprocessPlugin,
   workspacePlugin,
 } from "@terret/exec";
-import { EVERYTHING, FILESYSTEM, prefetchServers } from "./_world.ts";
+import { DENO, EVERYTHING, FILESYSTEM, prefetchServers } from "./_world.ts";
+import { bwrapLane } from "../bwrap_lane.ts";
+
+const BWRAP_SKIP = await bwrapLane();
 
 /** What server-everything reads from its environment when it loads. */
 const EVERYTHING_ENV = [
@@ -271,7 +274,7 @@ Deno.test("server-filesystem under its own deno sandbox: the Deno grant, not the
   }
 });
 
-Deno.test("a row's own sandbox fails closed: none needs an acknowledgement, allow needs a sandbox, bwrap is not in this build", async () => {
+Deno.test("a row's own sandbox fails closed: none needs an acknowledgement, allow needs a sandbox, bwrap grants no hosts", async () => {
   const issues = (config: Record<string, unknown>) => {
     const parsed = mcpServerConfig.safeParse({
       name: "x",
@@ -302,11 +305,17 @@ Deno.test("a row's own sandbox fails closed: none needs an acknowledgement, allo
   assert.deepStrictEqual(issues({ sandbox: "none", acknowledge_unconfined: true }), []);
 
   await assert.rejects(
-    boot(() => ({ name: "boxed", transport: "stdio", command: EVERYTHING, sandbox: "bwrap" })),
+    boot(() => ({
+      name: "boxed",
+      transport: "stdio",
+      command: EVERYTHING,
+      sandbox: "bwrap",
+      allow: { net: ["api.github.com"] },
+    })),
     (error: unknown) =>
       error instanceof TerretError && error.code === "BootFailed" &&
       error.message ===
-        'Cannot boot: row "mcp.boxed" failed to start: Cannot confine "mcp.boxed" with the "bwrap" sandbox: the bwrap provider is not part of this build',
+        'Cannot boot: row "mcp.boxed" failed to start: Cannot confine "mcp.boxed" with the bwrap sandbox: it cannot grant network hosts ("allow.net"); use the deno sandbox for a per-host allow list',
   );
   // Under deno the row derives the flags: a server argv that sets its own is refused, never run.
   await assert.rejects(
@@ -354,4 +363,42 @@ Deno.test("a row with its own deno sandbox declares the host permissions that sa
     acknowledge_unconfined: true,
   });
   assert.deepStrictEqual(pluginPermissions(mcpPlugin, none), { env: [] });
+});
+
+Deno.test({
+  name:
+    "server-everything under its own bwrap sandbox: tools listed, and the unshared network ends a loopback fetch in the server's error",
+  ignore: BWRAP_SKIP !== undefined,
+  fn: async () => {
+    await prefetchServers();
+    await using web = countingServer();
+    const info = await new Deno.Command(DENO, { args: ["info", "--json"], stdout: "piped" })
+      .output();
+    const denoDir: string = JSON.parse(new TextDecoder().decode(info.stdout)).denoDir;
+    // The sandbox row runs programs unconfined: the row's own bubblewrap sandbox is all that confines the server,
+    // which sees the Deno cache read-only and no network.
+    await using b = await boot(() => ({
+      name: "everything",
+      transport: "stdio",
+      command: DENO,
+      args: ["run", "-A", "--no-config", "--cached-only", EVERYTHING, "stdio"],
+      env: { NO_COLOR: "1", DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: "1" },
+      sandbox: "bwrap",
+      allow: { read: [denoDir] },
+    }));
+    assert.deepStrictEqual(b.tools("everything"), EVERYTHING_TOOLS);
+    assert.deepStrictEqual(await b.call("mcp__everything__echo", { message: "boxed" }), {
+      id: "c1",
+      name: "mcp__everything__echo",
+      content: "Echo: boxed",
+      is_error: false,
+    });
+    const url = `http://127.0.0.1:${web.port}/notes.txt`;
+    const fetched = await b.call("mcp__everything__gzip-file-as-resource", {
+      name: "n.gz",
+      data: url,
+    });
+    assert.equal(fetched.is_error, true, JSON.stringify(fetched));
+    assert.equal(web.requests(), 0);
+  },
 });

@@ -59,7 +59,7 @@ Deno.test("the stdio MCP tests pass under a custom DENO_DIR and a HOME without a
     const summary = /^(ok|FAILED) \| (\d+) passed \| (\d+) failed/m.exec(text);
     assert.deepStrictEqual(
       [output.code, summary?.slice(1)],
-      [0, ["ok", "12", "0"]],
+      [0, ["ok", "13", "0"]],
       text.slice(-4000),
     );
   } finally {
