@@ -31,6 +31,7 @@ import {
   denoSandboxPlugin,
   dockerSandboxPlugin,
   fsPlugin,
+  jobsPlugin,
   noneSandboxPlugin,
   shellPlugin,
   stdToolsPlugin,
@@ -47,7 +48,7 @@ import { WsInterface } from "@terret/ws";
  * `terret-prompt`, redaction `terret-redaction`, credentials `terret-credentials`, `terret-agents`, the default
  * driver `terret-loop` and the MCP client `terret-mcp`, one `mcp.<server>` row per server), the execution world
  * (`workspace`, `fs`, the sandbox providers `sandbox-docker`, `sandbox-deno` and `sandbox-none`, `subprocess`,
- * `shell`, `terminals`) and the standard tools (`terret-tools-std`) and the WebSocket event stream (`terret-ws`).
+ * `shell`, `terminals`, `jobs`) and the standard tools (`terret-tools-std`) and the WebSocket event stream (`terret-ws`).
  * And durable approvals, `terret-approvals` (`approvals`).
  */
 export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
@@ -76,6 +77,7 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   subprocessPlugin,
   shellPlugin,
   terminalsPlugin,
+  jobsPlugin,
   stdToolsPlugin,
   redactionPlugin,
   credentialsPlugin,

@@ -15,6 +15,9 @@ export {
   probeSandboxProviders,
 } from "./sandbox/mod.ts";
 export {
+  type Jobs,
+  JobsKey,
+  jobsPlugin,
   type Shell,
   ShellKey,
   shellPlugin,
