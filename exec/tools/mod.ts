@@ -48,3 +48,10 @@ export {
   type WebFetchOptions,
 } from "./web_fetch_tool.ts";
 export { createTaskStopTool, jobOutcome, type TaskStopArgs } from "./task_stop_tool.ts";
+export {
+  createTodoWriteTool,
+  renderTodos,
+  type TodoItem,
+  type TodoStatus,
+  type TodoWriteArgs,
+} from "./todo_write_tool.ts";
