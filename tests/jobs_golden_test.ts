@@ -260,3 +260,73 @@ Deno.test("a job a previous process left unfinished is reported lost, and the ag
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a host killed with a job running: the next host reports the job lost (the orphan is not reached)", async () => {
+  const dir = await tempDir();
+  const sqlitePath = `${dir}/sessions.db`;
+  try {
+    const host = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        new URL("./fixtures/jobs/crashing_host.ts", import.meta.url).pathname,
+        sqlitePath,
+        dir,
+      ],
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    const reader = host.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let line = "";
+    while (!line.includes("\n")) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      line += value;
+    }
+    const [word, pidText, output] = line.trim().split(" ");
+    assert.equal(word, "ready");
+    const pid = Number(pidText);
+    host.kill("SIGKILL");
+    assert.equal((await host.status).signal, "SIGKILL");
+    await reader.cancel();
+    // The job's group was detached: it outlives the host that started it (documented), so the test ends it.
+    Deno.kill(-pid, "SIGKILL");
+    await using after = await createAgentStack({
+      adapter: scriptedAdapter([]),
+      allow: [],
+      sqlitePath,
+      rows: execRows(dir, { ms: 0 }, { report_lost: true, dir: `${dir}/jobs` }),
+    });
+    await until("the lost job's report", async () => (await after.sessions.head("crashed")) === 4);
+    assert.deepStrictEqual(
+      eventShapes(await after.sessions.read("crashed")).map(({ type, payload }) => ({
+        type,
+        payload,
+      })),
+      [
+        { type: "session/created", payload: { meta: { agent_id: "crashed" } } },
+        {
+          type: "job/started",
+          payload: { job_id: "1", command: "echo up; exec sleep 300", output_path: output },
+        },
+        {
+          type: "job/ended",
+          payload: { job_id: "1", reason: "lost", code: null, signal: null, duration_ms: null },
+        },
+        {
+          type: "input/queued",
+          payload: {
+            kind: "steer",
+            content:
+              `job 1 was lost when the host restarted (command: echo up; exec sleep 300; its output so ` +
+              `far, if any, is in ${output})`,
+            wake: false,
+          },
+        },
+      ],
+    );
+    assert.equal(await Deno.readTextFile(output!), "up\n");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -197,3 +197,15 @@ Deno.test("an agent's disposal kills its jobs and leaves the notice in its sessi
     `job 2 was killed after 0 s: its agent was evicted (command: exec sleep 300; output: ${dir}/2.log)`,
   ]);
 });
+
+Deno.test("a job that exits on its own takes the background processes it left in its group with it", async () => {
+  await using w = await world();
+  await w.call("Bash", { command: "sleep 300 & echo $!", run_in_background: true });
+  await until("the job's end", () => w.ctx.get(JobsKey).get("agent-1", "1")?.status === "exited");
+  const job = w.ctx.get(JobsKey).get("agent-1", "1")!;
+  const grandchild = Number((await Deno.readTextFile(job.output_path)).trim());
+  assert.ok(grandchild > 0);
+  assert.deepStrictEqual([job.code, job.signal], [0, null]);
+  assert.deepStrictEqual(await liveOf([grandchild]), []);
+  assert.deepStrictEqual(await liveInGroup(job.pid), []);
+});
