@@ -116,9 +116,7 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
       "warning",
       "permissions",
       "",
-      `unscoped --allow-${kind} requested by "subprocess", "shell", "terminals"${
-        kind === "run" ? "" : ', "jobs"'
-      }; --scoped cannot narrow it`,
+      `unscoped --allow-${kind} requested by "subprocess", "shell", "terminals"; --scoped cannot narrow it`,
     ]),
   ]);
   assert.equal((globalThis as Record<string, unknown>)[marker], undefined);

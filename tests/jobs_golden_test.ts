@@ -295,7 +295,7 @@ Deno.test("a host killed with a job running: the next host reports the job lost 
       adapter: scriptedAdapter([]),
       allow: [],
       sqlitePath,
-      rows: execRows(dir, { ms: 0 }, { report_lost: true, dir: `${dir}/jobs` }),
+      rows: execRows(dir, { ms: 0 }, { report_lost: true, path: `${dir}/jobs` }),
     });
     await until("the lost job's report", async () => (await after.sessions.head("crashed")) === 4);
     assert.deepStrictEqual(

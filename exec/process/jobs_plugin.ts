@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { definePlugin, type HostPermissions, type Plugin } from "@terret/hames";
+import { definePlugin, type HostPermissions, type Logger, type Plugin } from "@terret/hames";
+import { isAbsolute, join } from "node:path";
 import { AgentClockKey } from "@terret/core/agents";
 import {
   AgentDisposed,
@@ -26,8 +27,15 @@ import { reportLostJobs } from "./_lost_jobs.ts";
 
 /** Config of the `jobs` row. */
 export interface JobsConfig {
-  /** Where job output goes (`<dir>/<agent_id>/<job_id>.log`); default: a fresh temporary directory per process. */
+  /**
+   * The jobs directory (`<path>/<agent_id>/<job_id>.log`), relative to `dir` unless absolute; kept across restarts.
+   * Without it: a fresh temporary directory per process, removed when the row stops.
+   */
+  readonly path?: string | undefined;
+  /** The directory a relative `path` is resolved against (the Terret home in the shipped bundle). */
   readonly dir?: string | undefined;
+  /** Hours a kept directory's output files live: older ones are removed when the row starts. */
+  readonly retain_hours: number;
   /** Running jobs one agent may have. */
   readonly max_jobs: number;
   /** Bytes one job's output file may hold (past it the oldest half is dropped). */
@@ -41,9 +49,13 @@ export interface JobsConfig {
 }
 
 const schema: z.ZodType<JobsConfig, unknown> = z.object({
-  dir: z.string().min(1).optional().describe(
-    "Where job output goes (<dir>/<agent_id>/<job_id>.log); default a fresh temporary directory per process, " +
-      "removed when the row stops",
+  path: z.string().min(1).optional().describe(
+    "The jobs directory (<path>/<agent_id>/<job_id>.log), relative to dir unless absolute, kept across " +
+      "restarts; unset: a fresh temporary directory per process, removed when the row stops",
+  ),
+  dir: z.string().min(1).optional().describe("The directory a relative path is resolved against"),
+  retain_hours: z.number().positive().default(168).describe(
+    "Hours a kept jobs directory's output files live; older ones are removed when the row starts",
   ),
   max_jobs: z.number().int().positive().default(16).describe(
     "Running background jobs one agent may have",
@@ -69,7 +81,8 @@ const WHY: Readonly<Record<string, string>> = {
 /**
  * Mounts `jobs`. A job is `bash -c <command>` on the subprocess seam (so the sandbox wraps it and it runs in its own
  * process group, killed with its group and the sandbox's tree); its stdout and stderr go, in arrival order, to
- * `<dir>/<agent_id>/<job_id>.log`, capped at `max_output_bytes`, and the directory is granted read-only through
+ * `<path>/<agent_id>/<job_id>.log` (a kept directory, whose files older than `retain_hours` are removed at start;
+ * or a temporary one), capped at `max_output_bytes`, and the directory is granted read-only through
  * `fs.grants` so the model reads it with `Read`. `job/started` and `job/ended` are registered as durable session
  * events; a job's end is announced as a steer (`input/queued`, wake false) to the agent when resident, else
  * appended to its session for its next rehydration. `agent/disposed` kills the agent's jobs; stopping the row
@@ -77,8 +90,8 @@ const WHY: Readonly<Record<string, string>> = {
  * holds a `job/started` without a `job/ended` gets `job/ended` (`lost`) and the notice "job N was lost when the
  * host restarted".
  *
- * **Permissions**: read and write of `dir` (unscoped when it is a temporary directory, whose path is not known in
- * advance); killing process groups needs the subprocess row's unscoped `--allow-run`.
+ * **Permissions**: read and write of the jobs directory (unscoped, and `TMPDIR`, when it is a temporary directory,
+ * whose path is not known in advance); killing process groups needs the subprocess row's unscoped `--allow-run`.
  */
 export const jobsPlugin: Plugin<JobsConfig> = definePlugin({
   name: "jobs",
@@ -88,18 +101,22 @@ export const jobsPlugin: Plugin<JobsConfig> = definePlugin({
   provides: [JobsKey],
   config: schema,
   permissions(config): HostPermissions {
-    const dir = config.dir === undefined ? true : [config.dir];
-    return { read: dir, write: dir, env: ["TMPDIR"] };
+    const path = jobsPath(config);
+    return path === undefined
+      ? { read: true, write: true, env: ["TMPDIR"] }
+      : { read: [path], write: [path] };
   },
   async apply(ctx, config) {
     const sessions = ctx.get(SessionsKey);
     let root: string;
-    if (config.dir === undefined) {
+    const path = jobsPath(config);
+    if (path === undefined) {
       root = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-jobs-" }));
       ctx.effect(() => () => Deno.remove(root, { recursive: true }).catch(() => {}), "jobs: dir");
     } else {
-      await Deno.mkdir(config.dir, { recursive: true, mode: 0o700 });
-      root = await Deno.realPath(config.dir);
+      await Deno.mkdir(path, { recursive: true, mode: 0o700 });
+      root = await Deno.realPath(path);
+      await removeOlder(root, Date.now() - config.retain_hours * 3_600_000, ctx.logger);
     }
     sessions.registerEventType(ctx, JobStarted, { projection: null });
     sessions.registerEventType(ctx, JobEnded, { projection: null });
@@ -150,6 +167,29 @@ export const jobsPlugin: Plugin<JobsConfig> = definePlugin({
     ctx.provide(JobsKey, jobs);
   },
 });
+
+/** The kept jobs directory the config names, or undefined for a temporary one. */
+function jobsPath(config: JobsConfig): string | undefined {
+  if (config.path === undefined) return undefined;
+  return isAbsolute(config.path) ? config.path : join(config.dir ?? ".", config.path);
+}
+
+/** Removes output files (`<root>/<agent>/<n>.log`) last modified before `before` (ms since the epoch). */
+async function removeOlder(root: string, before: number, logger: Logger): Promise<void> {
+  try {
+    for await (const agent of Deno.readDir(root)) {
+      if (!agent.isDirectory) continue;
+      for await (const file of Deno.readDir(join(root, agent.name))) {
+        if (!file.isFile || !file.name.endsWith(".log")) continue;
+        const path = join(root, agent.name, file.name);
+        const mtime = (await Deno.lstat(path)).mtime?.getTime();
+        if (mtime !== undefined && mtime < before) await Deno.remove(path);
+      }
+    }
+  } catch (error) {
+    logger.log("warn", `Cannot remove old job output in "${root}"`, { error });
+  }
+}
 
 /** The highest numeric `job_id` among the session's `job/started` events (0 when none). */
 async function lastJobId(sessions: Sessions, sessionId: string): Promise<number> {

@@ -209,3 +209,27 @@ Deno.test("a job that exits on its own takes the background processes it left in
   assert.deepStrictEqual(await liveOf([grandchild]), []);
   assert.deepStrictEqual(await liveInGroup(job.pid), []);
 });
+
+Deno.test("a kept jobs directory keeps recent output across restarts and drops files past retain_hours", async () => {
+  const kept = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-jobs-kept-" }));
+  try {
+    await Deno.mkdir(`${kept}/agent-1`);
+    await Deno.writeTextFile(`${kept}/agent-1/1.log`, "old\n");
+    await Deno.writeTextFile(`${kept}/agent-1/2.log`, "recent\n");
+    const hours = (n: number) => new Date(Date.now() - n * 3_600_000);
+    await Deno.utime(`${kept}/agent-1/1.log`, hours(30), hours(30));
+    await Deno.utime(`${kept}/agent-1/2.log`, hours(1), hours(1));
+    await using w = await world(manualClock(), { path: kept, retain_hours: 24 });
+    assert.deepStrictEqual(
+      (await Array.fromAsync(Deno.readDir(`${kept}/agent-1`))).map((entry) => entry.name),
+      ["2.log"],
+    );
+    assert.equal(
+      textOf(await w.call("Read", { file_path: `${kept}/agent-1/2.log` })),
+      "     1\trecent",
+    );
+    assert.equal(w.ctx.get(JobsKey).dirOf("agent-1"), `${kept}/agent-1`);
+  } finally {
+    await Deno.remove(kept, { recursive: true });
+  }
+});

@@ -61,6 +61,7 @@ Deno.test({
       "subprocess=subprocess",
       "shell=shell",
       "terminals=terminals",
+      "jobs=jobs",
       "tools=terret-tools",
       "tools.std=terret-tools-std",
       "tools.allow=terret-tools-allow",
