@@ -330,3 +330,82 @@ Deno.test("a host killed with a job running: the next host reports the job lost 
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("an evicted agent's jobs are killed, and the agent is told when it is next rehydrated", async () => {
+  const dir = await tempDir();
+  try {
+    const adapter = scriptedAdapter([
+      toolCallsReply([{
+        id: "c1",
+        name: "Bash",
+        args: { command: "exec sleep 300", run_in_background: true },
+      }]),
+      textReply("Started."),
+      textReply("Noted."),
+    ]);
+    await using stack = await createAgentStack({
+      adapter,
+      allow: ["Bash"],
+      approvals: { allow: ["Bash"], always_can_be_ruled: true },
+      maxAgents: 1,
+      rows: execRows(dir, { ms: 0 }),
+    });
+    const first = await stack.agents.ensure("evictee");
+    first.send("Start a server.");
+    await first.idle();
+    const job = stack.ctx.get(JobsKey).get("evictee", "1")!;
+    assert.equal(job.status, "running");
+    // The cap is one resident agent: making another resident evicts the idle first one.
+    await stack.agents.ensure("newcomer");
+    await until(
+      "the eviction's notice",
+      async () => (await stack.sessions.read("evictee", { types: ["input/queued"] })).length === 1,
+    );
+    await until(`job group ${job.pid} to be gone`, () => {
+      try {
+        Deno.kill(-job.pid, "SIGCONT");
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    assert.deepStrictEqual(stack.ctx.get(JobsKey).list("evictee"), []);
+    const again = await stack.agents.ensure("evictee");
+    again.send("Is it still up?");
+    await again.idle();
+    const root = stack.ctx.get(JobsKey).dirOf("evictee");
+    const notice =
+      `job 1 was killed after 0 s: its agent was evicted (command: exec sleep 300; output: ${root}/1.log)`;
+    const queued = await stack.sessions.read("evictee", { types: ["input/queued"] });
+    const tail = (await stack.sessions.read("evictee")).map(({ type, payload }) => ({
+      type,
+      payload,
+    }))
+      .filter((event) =>
+        ["job/ended", "input/queued", "context/injected", "user/message"].includes(event.type)
+      );
+    assert.deepStrictEqual(tail, [
+      { type: "user/message", payload: { content: "Start a server." } },
+      {
+        type: "job/ended",
+        payload: {
+          job_id: "1",
+          reason: "killed",
+          code: 143,
+          signal: "SIGTERM",
+          duration_ms: 0,
+          output_bytes: 0,
+          dropped_bytes: 0,
+        },
+      },
+      { type: "input/queued", payload: { kind: "steer", content: notice, wake: false } },
+      {
+        type: "context/injected",
+        payload: { content: notice, queued_seq: queued[0]!.seq },
+      },
+      { type: "user/message", payload: { content: "Is it still up?" } },
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
