@@ -7,9 +7,9 @@
  */
 import { defineService, type Logger, type ServiceKey } from "@terret/hames";
 import type { Subprocess } from "@terret/core";
-import type { ChildExit, ChildHandle } from "@terret/core/seams";
 import { TerretError } from "../errors.ts";
 import { drainInto, JobOutput } from "./_job_output.ts";
+import { type Entry, info, notice } from "./_job_entry.ts";
 import { settleWithin } from "./_pipes.ts";
 import type { JobEndedPayload, JobStartedPayload } from "./job_events.ts";
 
@@ -108,21 +108,6 @@ export interface JobHost {
   ): Promise<void>;
   /** Queues a notice for the owner's next step. */
   notify(owner: JobOwner, text: string): Promise<void>;
-}
-
-interface Entry {
-  readonly id: string;
-  readonly owner: JobOwner;
-  readonly command: string;
-  readonly output_path: string;
-  readonly startedAt: number;
-  handle: ChildHandle | undefined;
-  output: JobOutput | undefined;
-  exit: ChildExit | undefined;
-  endedAt: number | undefined;
-  /** Why it was ended from here (`stopped` by the model, `killed` with a note), first reason wins. */
-  ending: { readonly status: "stopped" | "killed"; readonly why?: string } | undefined;
-  done: Promise<void> | undefined;
 }
 
 /** The {@linkcode Jobs} implementation behind the `jobs` row. */
@@ -338,32 +323,4 @@ export class JobRegistry implements Jobs {
       jobs.delete(entry.id);
     }
   }
-}
-
-/** The notice a job's end queues: `job 3 exited 0 after 41 s (…)`. */
-function notice(entry: Entry, exit: ChildExit, durationMs: number): string {
-  const seconds = `${Math.round(durationMs / 1000)} s`;
-  const command = entry.command.length > 200 ? `${entry.command.slice(0, 200)}…` : entry.command;
-  const how = entry.ending?.status === "killed"
-    ? `was killed after ${seconds}: ${entry.ending.why}`
-    : exit.signal === null
-    ? `exited ${exit.code} after ${seconds}`
-    : `was killed by ${exit.signal} after ${seconds}`;
-  return `job ${entry.id} ${how} (command: ${command}; output: ${entry.output_path})`;
-}
-
-function info(entry: Entry, now: number): JobInfo {
-  const status = entry.exit === undefined ? "running" : entry.ending?.status ?? "exited";
-  return {
-    id: entry.id,
-    agent_id: entry.owner.agent_id,
-    session_id: entry.owner.session_id,
-    command: entry.command,
-    output_path: entry.output_path,
-    pid: entry.handle?.pid ?? 0,
-    status,
-    code: entry.exit?.code ?? null,
-    signal: entry.exit?.signal ?? null,
-    duration_ms: Math.round((entry.endedAt ?? now) - entry.startedAt),
-  };
 }
