@@ -33,6 +33,7 @@ import {
   denoSandboxPlugin,
   dockerSandboxPlugin,
   fsPlugin,
+  jobsPlugin,
   noneSandboxPlugin,
   shellPlugin,
   stdToolsPlugin,
@@ -50,7 +51,7 @@ import { acpSubagentsPlugin } from "@terret/acp";
  * `terret-prompt`, redaction `terret-redaction`, credentials `terret-credentials`, `terret-agents`, the default
  * driver `terret-loop` and the MCP client `terret-mcp`, one `mcp.<server>` row per server), the execution world
  * (`workspace`, `fs`, the sandbox providers `sandbox-docker`, `sandbox-deno`, `sandbox-bwrap` and `sandbox-none`, `subprocess`,
- * `shell`, `terminals`) and the standard tools (`terret-tools-std`) and the WebSocket event stream (`terret-ws`).
+ * `shell`, `terminals`, `jobs`) and the standard tools (`terret-tools-std`) and the WebSocket event stream (`terret-ws`).
  * And durable approvals, `terret-approvals` (`approvals`), and subagents with the `Task` tool, `terret-subagents`
  * (`subagents`), with the ACP-client provider `terret-subagents-acp` (`subagents.acp`).
  */
@@ -82,6 +83,7 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   subprocessPlugin,
   shellPlugin,
   terminalsPlugin,
+  jobsPlugin,
   stdToolsPlugin,
   redactionPlugin,
   credentialsPlugin,

@@ -80,6 +80,7 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
     ["ok", "rows", "subprocess", "config valid (subprocess)"],
     ["ok", "rows", "shell", "config valid (shell)"],
     ["ok", "rows", "terminals", "config valid (terminals)"],
+    ["ok", "rows", "jobs", "config valid (jobs)"],
     ["ok", "rows", "tools", "config valid (terret-tools)"],
     ["ok", "rows", "tools.std", "config valid (terret-tools-std)"],
     ["ok", "rows", "tools.allow", "config valid (terret-tools-allow)"],
@@ -104,7 +105,7 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
       "error",
       "rows",
       "ghost",
-      `Cannot configure row "ghost" (plugin set by home patch "${patch}" line 7): unknown plugin "nowhere" (no built-in, bundle or profile declares it; known: ${marker}, fs, greeter, sandbox-bwrap, sandbox-deno, sandbox-docker, sandbox-none, shell, shouter, subprocess, terminals, ${CORE_PLUGINS}, workspace)`,
+      `Cannot configure row "ghost" (plugin set by home patch "${patch}" line 7): unknown plugin "nowhere" (no built-in, bundle or profile declares it; known: ${marker}, fs, greeter, jobs, sandbox-bwrap, sandbox-deno, sandbox-docker, sandbox-none, shell, shouter, subprocess, terminals, ${CORE_PLUGINS}, workspace)`,
     ],
     ["info", "rows", "off", 'disabled; its plugin "nowhere" is not available in this build'],
     [

@@ -19,6 +19,8 @@ export const EXEC_ERROR_CODES = {
     "The text to replace occurs more than once and the edit did not ask to replace all",
   FetchFailed: "A web fetch failed before a response arrived",
   IoError: "The operating system refused a file operation for another reason",
+  JobCapExceeded: "Starting a background job would exceed the running jobs one agent may have",
+  JobNotFound: "No background job of the agent has the id",
   NotADirectory: "A path component is not a directory",
   NotAFile: "The path names a directory where a file is needed",
   NotFound: "No such file, directory or program",

@@ -1,6 +1,6 @@
 /**
  * Terret's execution world, the names a host or plugin author needs: the plugins that mount the workspace grant,
- * the `fs` seam, the sandbox providers, the subprocess, shell and terminal seams and the standard tools, with
+ * the `fs` seam, the sandbox providers, the subprocess, shell, terminal and jobs seams and the standard tools, with
  * their service keys. Each concept has its own entry with its full surface: `@terret/exec/fs`, `/sandbox`,
  * `/process` and `/tools`.
  *
@@ -16,6 +16,9 @@ export {
   probeSandboxProviders,
 } from "./sandbox/mod.ts";
 export {
+  type Jobs,
+  JobsKey,
+  jobsPlugin,
   type Shell,
   ShellKey,
   shellPlugin,

@@ -53,6 +53,11 @@ export interface DenoFileSystemOptions {
   readonly maxSymlinkHops?: number;
   /** Directory entries one glob may visit before it stops, truncated (default {@linkcode DEFAULT_MAX_GLOB_VISITS}). */
   readonly maxGlobVisits?: number;
+  /**
+   * Directories (absolute real paths) that `read`, `stat`, `list` and `glob` also admit while `write` and `edit`
+   * refuse them, read on every call (default: none). The `fs` row passes its `fs.grants`.
+   */
+  readonly readOnlyDirs?: () => readonly string[];
 }
 
 const encoder = new TextEncoder();
@@ -70,6 +75,7 @@ export class DenoFileSystem implements FileSystem {
   readonly #maxRead: number;
   readonly #maxHops: number | undefined;
   readonly #maxVisits: number;
+  readonly #readOnly: () => readonly string[];
 
   constructor(options: DenoFileSystemOptions) {
     this.#dirs = Object.freeze([...options.dirs]);
@@ -77,6 +83,7 @@ export class DenoFileSystem implements FileSystem {
     this.#maxRead = positive(options.maxReadBytes, DEFAULT_MAX_READ_BYTES, "maxReadBytes");
     this.#maxHops = options.maxSymlinkHops;
     this.#maxVisits = positive(options.maxGlobVisits, DEFAULT_MAX_GLOB_VISITS, "maxGlobVisits");
+    this.#readOnly = options.readOnlyDirs ?? (() => []);
   }
 
   get dirs(): readonly string[] {
@@ -293,7 +300,7 @@ export class DenoFileSystem implements FileSystem {
   async #linkTarget(path: string): Promise<EntryType | undefined> {
     try {
       const real = await resolveReal(path, this.#hops());
-      if (!this.#dirs.some((dir) => isInside(real, dir))) return undefined;
+      if (!this.#readable().some((dir) => isInside(real, dir))) return undefined;
       const info = await lstatOrUndefined(real);
       return info === undefined ? undefined : entryType(info);
     } catch {
@@ -301,13 +308,40 @@ export class DenoFileSystem implements FileSystem {
     }
   }
 
+  /** The workspace plus the read-only grants. */
+  #readable(): readonly string[] {
+    const readOnly = this.#readOnly();
+    return readOnly.length === 0 ? this.#dirs : [...this.#dirs, ...readOnly];
+  }
+
+  async #contain(path: string, op: FsOp, action: string, options: FsCallOptions): Promise<string> {
+    const contain = (dirs: readonly string[]): Promise<string> =>
+      containPath(path, dirs, {
+        action,
+        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+        ...this.#hops(),
+      });
+    if (op !== "write" && op !== "edit") return await contain(this.#readable());
+    try {
+      return await contain(this.#dirs);
+    } catch (error) {
+      const readOnly = this.#readOnly();
+      if (readOnly.length === 0) throw error;
+      const real = await contain(readOnly).catch(() => undefined);
+      if (real === undefined) throw error;
+      throw new TerretError(
+        "Denied",
+        `Cannot ${action} "${path}": it is in a read-only directory (${
+          readOnly.find((dir) => isInside(real, dir))
+        })`,
+        { details: { path: real, op } },
+      );
+    }
+  }
+
   async #admit(path: string, op: FsOp, action: string, options: FsCallOptions): Promise<string> {
     options.signal?.throwIfAborted();
-    const real = await containPath(path, this.#dirs, {
-      action,
-      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-      ...this.#hops(),
-    });
+    const real = await this.#contain(path, op, action, options);
     const request: FsAuthorizeRequest = Object.freeze({ op, path: real });
     let verdict: unknown;
     try {

@@ -13,6 +13,7 @@ import {
   DenoFileSystem,
 } from "./deno_file_system.ts";
 import { FsAuthorize, FsKey, type FsVerdict } from "./file_system.ts";
+import { FsGrantsKey, ReadOnlyGrants } from "./fs_grants.ts";
 import { grantedDirs } from "../workspace.ts";
 
 /** Config of the `fs` row. */
@@ -39,7 +40,8 @@ const schema: z.ZodType<FsConfig> = z.object({
 const ADMIT: FsVerdict = Object.freeze({ allow: true });
 
 /**
- * Provides `fs` contained to the `workspace` service's directories. Every operation that passes containment is
+ * Provides `fs` contained to the `workspace` service's directories, plus `fs.grants`: directories another row
+ * (the `jobs` row, for background job output) grants read-only. Every operation that passes containment is
  * dispatched as `fs/authorize` on this row's context before it runs.
  *
  * **Permissions**: read and write of the directories the `workspace` row grants (taken from that row, so they are
@@ -50,7 +52,7 @@ export const fsPlugin: Plugin<FsConfig> = definePlugin({
   name: "fs",
   description: "Workspace-contained file access; every operation passes the fs/authorize waterfall",
   inject: [WorkspaceKey],
-  provides: [FsKey],
+  provides: [FsKey, FsGrantsKey],
   config: schema,
   permissions(_config, deps): HostPermissions {
     const dirs = grantedDirs(deps);
@@ -61,6 +63,7 @@ export const fsPlugin: Plugin<FsConfig> = definePlugin({
     };
   },
   apply(ctx, config) {
+    const grants = new ReadOnlyGrants();
     const fs = new DenoFileSystem({
       dirs: ctx.get(WorkspaceKey).dirs,
       // The inner step ignores the payload it receives: a listener cannot redirect the operation.
@@ -68,7 +71,9 @@ export const fsPlugin: Plugin<FsConfig> = definePlugin({
       maxReadBytes: config.max_read_bytes,
       maxSymlinkHops: config.max_symlink_hops,
       maxGlobVisits: config.max_glob_visits,
+      readOnlyDirs: () => grants.readOnlyDirs,
     });
+    ctx.provide(FsGrantsKey, grants);
     ctx.provide(FsKey, fs);
   },
 });

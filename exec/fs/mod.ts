@@ -42,6 +42,7 @@ export {
   type DenoFileSystemOptions,
 } from "./deno_file_system.ts";
 export { type FsConfig, fsPlugin } from "./fs_plugin.ts";
+export { type FsGrants, FsGrantsKey, ReadOnlyGrants } from "./fs_grants.ts";
 export {
   compileGlob,
   type CompileGlobOptions,

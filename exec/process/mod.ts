@@ -1,5 +1,5 @@
 /**
- * Processes: the `subprocess` runner, persistent shells and interactive terminals.
+ * Processes: the `subprocess` runner, persistent shells, interactive terminals and background jobs.
  *
  * Import from `@terret/exec/process`.
  *
@@ -31,3 +31,20 @@ export {
   TerminalsKey,
   terminalsPlugin,
 } from "./terminals.ts";
+export {
+  type JobHost,
+  type JobInfo,
+  type JobOwner,
+  JobRegistry,
+  type Jobs,
+  JobsKey,
+  type JobStartOptions,
+} from "./jobs.ts";
+export { type JobsConfig, jobsPlugin } from "./jobs_plugin.ts";
+export {
+  JOB_EVENTS,
+  JobEnded,
+  type JobEndedPayload,
+  JobStarted,
+  type JobStartedPayload,
+} from "./job_events.ts";

@@ -6,7 +6,8 @@
 import { defineTool, type ToolDefinition } from "@terret/core";
 import type { ToolApproval } from "@terret/core/tools";
 import { z } from "zod";
-import { ShellKey } from "../process/shell.ts";
+import { type Shell, ShellKey } from "../process/shell.ts";
+import { JobsKey } from "../process/jobs.ts";
 import { seam } from "./_common.ts";
 
 /** Options of {@linkcode createBashTool} (the `tools.std` row's `bash` config plus the derived approval). */
@@ -30,7 +31,11 @@ export function bashApproval(isolated: boolean): ToolApproval {
  * `export` carry over), with stdin `/dev/null`. The answer is the terminal output (stdout and stderr interleaved,
  * capped head and tail by the shell row), `(no output)` when empty; a non-zero exit appends `Exit code N` and is an
  * error; a timeout kills the session (the next command starts a fresh one) and is an error naming it.
- * `run_in_background` and `dangerouslyDisableSandbox` are refused with a message. Mutating, serial; approval as
+ * With `run_in_background: true` the command starts as a background job on the `jobs` seam (in the shell's current
+ * directory when the agent has a shell, else the workspace; `timeout` does not apply) and the answer is at once
+ * `Command running in background with ID: N. Output is being written to: <file>` — the model reads the file with
+ * `Read` and stops the job with `TaskStop`; its end arrives as a notice at a later step. Without a `jobs` row that
+ * is an error naming it. `dangerouslyDisableSandbox` is refused with a message. Mutating, serial; approval as
  * derived.
  */
 export function createBashTool(options: BashToolOptions): ToolDefinition<BashArgs> {
@@ -46,18 +51,27 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
     concurrency: "serial",
     approval: options.approval,
     async handler(args, run) {
-      if (args.run_in_background === true) {
-        throw new TypeError(
-          "run_in_background is not supported yet (background jobs will arrive as job_start); run the command " +
-            "in the foreground with a timeout, or open a terminal with terminal_open for a long-running program",
-        );
-      }
       if (args.dangerouslyDisableSandbox === true) {
         throw new TypeError(
           "dangerouslyDisableSandbox cannot be honoured: the sandbox is chosen by the harness's configuration",
         );
       }
       const shell = seam(run.ctx, ShellKey, "Bash");
+      if (args.run_in_background === true) {
+        const jobs = seam(run.ctx, JobsKey, "Bash with run_in_background");
+        const cwd = await shellCwd(shell, run.agent_id, run.signal);
+        const job = await jobs.start(
+          { agent_id: run.agent_id, session_id: run.session_id },
+          args.command,
+          {
+            cwd,
+            call_id: run.call_id,
+          },
+        );
+        return `Command running in background with ID: ${job.id}. Output is being written to: ` +
+          `${job.output_path}\n(Read that file for its output; stop the job with TaskStop {"task_id": ` +
+          `"${job.id}"}; you will be told when it ends.)`;
+      }
       const timeout = args.timeout ?? options.default_timeout_ms;
       const result = await shell.run(run.agent_id, args.command, { timeout, signal: run.signal });
       const output = result.output === "" ? "(no output)" : result.output.replace(/\n$/, "");
@@ -86,6 +100,18 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
   });
 }
 
+/** The agent's shell's current directory when it has a live shell (`pwd -P`), else undefined (the workspace). */
+async function shellCwd(
+  shell: Shell,
+  agentId: string,
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  if (!shell.keys().includes(agentId)) return undefined;
+  const result = await shell.run(agentId, "pwd -P", { timeout: 10_000, signal });
+  const cwd = result.output.trim();
+  return result.exitCode === 0 && cwd.startsWith("/") && !cwd.includes("\n") ? cwd : undefined;
+}
+
 /** The arguments of `Bash`. */
 export interface BashArgs {
   readonly command: string;
@@ -104,7 +130,9 @@ function bashParameters(maxTimeout: number): z.ZodType<BashArgs> {
     description: z.string().optional().describe(
       "What the command does, in a few words (for humans)",
     ),
-    run_in_background: z.boolean().optional().describe("Not supported yet: always refused"),
+    run_in_background: z.boolean().optional().describe(
+      "Run as a background job: answers at once with its task id and output file (see TaskStop)",
+    ),
     dangerouslyDisableSandbox: z.boolean().optional().describe(
       "Not honoured: always refused when true",
     ),

@@ -44,10 +44,11 @@ Deno.test("Bash: a timeout kills the command and resets the session; the cap and
       "with arguments matching its schema.",
   );
   const background = await w.call("Bash", { command: "sleep 1", run_in_background: true });
+  // Without a jobs row background work is unavailable, and says so.
   assert.deepStrictEqual([background.is_error, textOf(background)], [
     true,
-    'Tool "Bash" failed: run_in_background is not supported yet (background jobs will arrive as job_start); run ' +
-    "the command in the foreground with a timeout, or open a terminal with terminal_open for a long-running program",
+    'Tool "Bash" failed: Bash with run_in_background is unavailable: the "jobs" service is not mounted in this ' +
+    "harness",
   ]);
   const unsandbox = await w.call("Bash", { command: "id", dangerouslyDisableSandbox: true });
   assert.equal(

@@ -1,5 +1,5 @@
 /**
- * The standard tools (Read, Write, Edit, Glob, Grep, Bash, the terminal tools, WebFetch) and the plugin that registers them.
+ * The standard tools (Read, Write, Edit, Glob, Grep, Bash, TaskStop, TodoWrite, the terminal tools, WebFetch) and the plugin that registers them.
  *
  * Import from `@terret/exec/tools`.
  *
@@ -47,3 +47,11 @@ export {
   type WebFetchHooks,
   type WebFetchOptions,
 } from "./web_fetch_tool.ts";
+export { createTaskStopTool, jobOutcome, type TaskStopArgs } from "./task_stop_tool.ts";
+export {
+  createTodoWriteTool,
+  renderTodos,
+  type TodoItem,
+  type TodoStatus,
+  type TodoWriteArgs,
+} from "./todo_write_tool.ts";

@@ -16,11 +16,13 @@ import { z } from "zod";
 import { FsKey } from "../fs/file_system.ts";
 import { ShellKey } from "../process/shell.ts";
 import { TerminalsKey } from "../process/terminals.ts";
+import { JobsKey } from "../process/jobs.ts";
 import { bashApproval, createBashTool } from "./bash_tool.ts";
 import { createEditTool } from "./edit_tool.ts";
 import { createGlobTool } from "./glob_tool.ts";
 import { createGrepTool, DEFAULT_GREP_OPTIONS, type GrepToolOptions } from "./grep_tool.ts";
 import { createReadTool, DEFAULT_READ_OPTIONS, type ReadToolOptions } from "./read_tool.ts";
+import { createTaskStopTool } from "./task_stop_tool.ts";
 import { createTerminalCloseTool } from "./terminal_close_tool.ts";
 import { createTerminalInputTool } from "./terminal_input_tool.ts";
 import { createTerminalOpenTool } from "./terminal_open_tool.ts";
@@ -32,6 +34,7 @@ import {
   type WebFetchOptions,
 } from "./web_fetch_tool.ts";
 import { createWriteTool } from "./write_tool.ts";
+import { createTodoWriteTool } from "./todo_write_tool.ts";
 
 /** Config of the `tools.std` row. */
 export interface StdToolsConfig {
@@ -123,7 +126,9 @@ export interface StdToolsPluginOptions {
 /**
  * Creates the `tools.std` plugin. The row registers, as effects of sub-plugins that park until their seam exists
  * (and restart, re-registering, when it is replaced): `Read`, `Write`, `Edit`, `Glob`, `Grep` on `fs`; `Bash` on
- * `shell` and `sandbox`; `terminal_open`, `terminal_input`, `terminal_read`, `terminal_close` on `terminals`; and
+ * `shell` and `sandbox` (its `run_in_background` on `jobs`, looked up per call); `TaskStop` on `jobs`;
+ * `terminal_open`, `terminal_input`, `terminal_read`, `terminal_close` on `terminals`; `TodoWrite` (no seam: the
+ * log is its storage); and
  * `WebFetch` (host-side, no seam). Bash's approval is derived from `sandbox.isolated` when it registers — `always`
  * outside a sandbox, `policy` inside — and re-derived on every `config/updated` (a sandbox reconfigured in place);
  * a replaced sandbox restarts the Bash group, which derives it afresh, so a stale value never survives a swap.
@@ -137,7 +142,8 @@ export function createStdToolsPlugin(options: StdToolsPluginOptions = {}): Plugi
   return definePlugin({
     name: "terret-tools-std",
     description:
-      "The standard tools under Claude Code's names (Read, Write, Edit, Glob, Grep, Bash, WebFetch, terminal_*) " +
+      "The standard tools under Claude Code's names (Read, Write, Edit, Glob, Grep, Bash, TaskStop, TodoWrite, " +
+      "WebFetch, terminal_*) " +
       "on the execution seams; Bash's approval follows the sandbox",
     inject: [ToolsKey],
     config: stdToolsConfig,
@@ -152,7 +158,10 @@ export function createStdToolsPlugin(options: StdToolsPluginOptions = {}): Plugi
         const registry = scope.get(ToolsKey);
         for (const tool of tools) registry.register(scope, tool as ToolDefinition<unknown>);
       };
-      register(ctx, [createWebFetchTool(config.web_fetch, options.webFetch ?? {})]);
+      register(ctx, [
+        createWebFetchTool(config.web_fetch, options.webFetch ?? {}),
+        createTodoWriteTool(),
+      ]);
       ctx.plugin(definePlugin({
         name: "terret-tools-std-files",
         inject: [ToolsKey, FsKey],
@@ -175,6 +184,11 @@ export function createStdToolsPlugin(options: StdToolsPluginOptions = {}): Plugi
             createTerminalReadTool(),
             createTerminalCloseTool(),
           ]),
+      }));
+      ctx.plugin(definePlugin({
+        name: "terret-tools-std-jobs",
+        inject: [ToolsKey, JobsKey],
+        apply: (scope) => register(scope, [createTaskStopTool()]),
       }));
       ctx.plugin(definePlugin({
         name: "terret-tools-std-bash",

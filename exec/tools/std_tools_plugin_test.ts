@@ -8,6 +8,7 @@ import { dockerSandboxPlugin } from "../sandbox/docker.ts";
 import { createNoneSandbox } from "../sandbox/none.ts";
 import { dockerLane } from "../../tests/docker/lane.ts";
 import { stdToolsPlugin } from "./std_tools_plugin.ts";
+import { jobsPlugin } from "../process/jobs_plugin.ts";
 
 const lane = await dockerLane();
 
@@ -64,7 +65,9 @@ function summary(info: ToolInfo) {
 }
 
 Deno.test("the roster: Claude Code's names and fields, honest metadata, Bash 'always' outside a sandbox", async () => {
-  await using w = await mountTools();
+  await using w = await mountTools({
+    rows: [{ id: "jobs", plugin: jobsPlugin, config: { report_lost: false } }],
+  });
   assert.deepStrictEqual(w.tools.list().map(summary), [
     {
       name: "Bash",
@@ -127,6 +130,22 @@ Deno.test("the roster: Claude Code's names and fields, honest metadata, Bash 'al
       approval: "never",
       fields: ["file_path", "offset", "limit", "pages", "allow_large"],
       required: ["file_path"],
+    },
+    {
+      name: "TaskStop",
+      mutating: true,
+      concurrency: "serial",
+      approval: "never",
+      fields: ["task_id", "shell_id"],
+      required: [],
+    },
+    {
+      name: "TodoWrite",
+      mutating: false,
+      concurrency: "serial",
+      approval: "never",
+      fields: ["todos"],
+      required: ["todos"],
     },
     {
       name: "WebFetch",

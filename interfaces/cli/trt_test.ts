@@ -120,6 +120,7 @@ Deno.test("trt permissions prints the headless profile's flags: the exec rows' g
     // Sorted, so where the clone and the temporary home live decides the order.
     scopes: [
       `${home.dir}/credentials`,
+      `${home.dir}/jobs`,
       `${home.dir}/serve.lock`,
       `${home.dir}/sessions`,
       `${home.dir}/ws`,
@@ -129,6 +130,8 @@ Deno.test("trt permissions prints the headless profile's flags: the exec rows' g
     by: {
       // The encrypted credential store's directory.
       [`${home.dir}/credentials`]: ["credentials"],
+      // Background jobs' output files.
+      [`${home.dir}/jobs`]: ["jobs"],
       // The SQLite store's directory under the Terret home (the file, its -wal and -shm siblings).
       [`${home.dir}/sessions`]: ["sessions.store"],
       // The socket's token file (generated there when TERRET_TOKEN is unset).

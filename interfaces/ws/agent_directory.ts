@@ -1,6 +1,6 @@
 /**
  * `GET /v1/agents` and `GET /v1/agents/{id}`: what a token may know about the agents it is granted, read from the
- * session log (head, title, usage, last update) and from memory (status, resident).
+ * session log (head, title, usage, last update, and for one agent its plan) and from memory (status, resident).
  *
  * @module
  */
@@ -8,6 +8,7 @@ import type { Sessions } from "@terret/core";
 import type { AgentStatus } from "@terret/core/agents";
 import type { UsageRollup } from "@terret/core/sessions";
 import type { AgentGateway } from "./agent_gateway.ts";
+import { currentPlan, type PlanItem } from "./agent_plan.ts";
 
 /** One agent as the directory shows it. */
 export interface AgentSummary {
@@ -24,6 +25,12 @@ export interface AgentSummary {
   readonly updated_at: string | null;
   /** Token usage summed over the session's steps. */
   readonly usage: UsageRollup;
+}
+
+/** One agent as `GET /v1/agents/{id}` shows it: its summary and its current plan. */
+export interface AgentDetail extends AgentSummary {
+  /** The `todos` of its last successful `TodoWrite` call, or `null` when it never kept a plan. */
+  readonly plan: readonly PlanItem[] | null;
 }
 
 /** A page of {@linkcode AgentSummary}s. */
@@ -63,6 +70,18 @@ export async function describeAgent(
     updated_at: last[0]?.at ?? null,
     usage,
   };
+}
+
+/** The detail of one agent (its summary and its plan), or `undefined` when it has no session. */
+export async function describeAgentDetail(
+  sessions: Sessions,
+  agents: AgentGateway,
+  agentId: string,
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<AgentDetail | undefined> {
+  const summary = await describeAgent(sessions, agents, agentId, options);
+  if (summary === undefined) return undefined;
+  return { ...summary, plan: await currentPlan(sessions, summary.session_id, options) };
 }
 
 /**

@@ -42,12 +42,15 @@ export {
   type SteerOptions,
 } from "./agent_gateway.ts";
 export {
+  type AgentDetail,
   type AgentPage,
   type AgentSummary,
   describeAgent,
+  describeAgentDetail,
   listAgents,
   MAX_PAGE,
 } from "./agent_directory.ts";
+export { currentPlan, type PlanItem } from "./agent_plan.ts";
 export {
   DENO_MAX_FRAME_BYTES,
   TOKEN_PATTERN,

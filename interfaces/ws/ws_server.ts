@@ -15,7 +15,7 @@ import type { WsConfig } from "./config.ts";
 import { CLOSE, Connection, type ConnectionHost, type EventFrame } from "./connection.ts";
 import { ReplayScheduler } from "./_replay_scheduler.ts";
 import { Quotas } from "./_quotas.ts";
-import { describeAgent, listAgents, MAX_PAGE } from "./agent_directory.ts";
+import { describeAgentDetail, listAgents, MAX_PAGE } from "./agent_directory.ts";
 import {
   healthResponse,
   jsonResponse,
@@ -427,12 +427,12 @@ export class WsServer implements AsyncDisposable {
     return jsonResponse(200, page);
   }
 
-  /** `GET /v1/agents/{id}`: one granted agent, 404 when it has no session (401 when not granted). */
+  /** `GET /v1/agents/{id}`: one granted agent with its plan, 404 when it has no session (401 when not granted). */
   async #describe(request: Request, agentId: string): Promise<Response> {
     if (this.#gate.authorize(presentedToken(request.headers)?.token, agentId) === undefined) {
       return unauthorizedResponse();
     }
-    const summary = await describeAgent(this.#sessions, this.#agents, agentId, {
+    const summary = await describeAgentDetail(this.#sessions, this.#agents, agentId, {
       signal: this.#stopping.signal,
     });
     return summary === undefined ? textResponse(404, "no such agent") : jsonResponse(200, summary);

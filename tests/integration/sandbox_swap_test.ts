@@ -63,6 +63,7 @@ Deno.test({
       "subprocess=subprocess",
       "shell=shell",
       "terminals=terminals",
+      "jobs=jobs",
       "tools=terret-tools",
       "tools.std=terret-tools-std",
       "tools.allow=terret-tools-allow",

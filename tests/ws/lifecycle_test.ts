@@ -144,6 +144,7 @@ Deno.test("dispose evicts an idle agent (its session stays, the next message reh
         cached_tokens: 0,
         cost: null,
       },
+      plan: null,
     },
   );
   // Disposing an agent that is not resident is a no-op; a message rehydrates it on the same connection.
