@@ -374,7 +374,9 @@ Deno.test({
     await using web = countingServer();
     const info = await new Deno.Command(DENO, { args: ["info", "--json"], stdout: "piped" })
       .output();
-    const denoDir: string = JSON.parse(new TextDecoder().decode(info.stdout)).denoDir;
+    const { denoDir, npmCache } = JSON.parse(new TextDecoder().decode(info.stdout));
+    // The npm cache may be a link out of DENO_DIR (tests/mcp/fresh_cache_test.ts makes one): grant where it leads.
+    const read = [...new Set([denoDir, await Deno.realPath(npmCache)])];
     // The sandbox row runs programs unconfined: the row's own bubblewrap sandbox is all that confines the server,
     // which sees the Deno cache read-only and no network.
     await using b = await boot(() => ({
@@ -384,7 +386,7 @@ Deno.test({
       args: ["run", "-A", "--no-config", "--cached-only", EVERYTHING, "stdio"],
       env: { NO_COLOR: "1", DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: "1" },
       sandbox: "bwrap",
-      allow: { read: [denoDir] },
+      allow: { read },
     }));
     assert.deepStrictEqual(b.tools("everything"), EVERYTHING_TOOLS);
     assert.deepStrictEqual(await b.call("mcp__everything__echo", { message: "boxed" }), {
