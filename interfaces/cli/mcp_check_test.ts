@@ -28,6 +28,13 @@ Deno.test("mcpCheck says where each stdio server runs, warns when it is unconfin
     server("bare", { sandbox: "deno" }),
     server("open", { sandbox: "none", acknowledge_unconfined: true }),
     server("wrapped", { sandbox: "bwrap" }),
+    // A config older or newer than this build may name a provider the table cannot build for a row.
+    row(
+      "mcp.docked",
+      mcpPlugin,
+      { ...server("docked").parsed as object, sandbox: "docker" },
+      "terret-mcp",
+    ),
     row(
       "mcp.remote",
       mcpPlugin,
@@ -50,9 +57,14 @@ Deno.test("mcpCheck says where each stdio server runs, warns when it is unconfin
       'MCP server "open" runs UNCONFINED on the host (sandbox: none, acknowledged); sandbox: deno confines it',
     ],
     [
-      "error",
+      "ok",
       "mcp.wrapped",
-      'MCP server "wrapped" cannot start: its sandbox "bwrap" is unavailable: the bwrap provider is not part of this build',
+      'MCP server "wrapped" runs under its own bwrap sandbox: the workspace only',
+    ],
+    [
+      "error",
+      "mcp.docked",
+      'MCP server "docked" cannot start: its sandbox "docker" is unavailable: a row cannot have a docker container of its own; leave sandbox unset to run in the sandbox row\'s container',
     ],
   ]);
   const onHost = await mcpCheck.run(
