@@ -23,6 +23,7 @@ import {
   redactionPlugin,
   sessionsPlugin,
   sqliteStorePlugin,
+  TelemetryService,
   Titler,
   ToolAllowList,
   ToolRegistry,
@@ -48,7 +49,7 @@ import { WsInterface } from "@terret/ws";
  * driver `terret-loop` and the MCP client `terret-mcp`, one `mcp.<server>` row per server), the execution world
  * (`workspace`, `fs`, the sandbox providers `sandbox-docker`, `sandbox-deno` and `sandbox-none`, `subprocess`,
  * `shell`, `terminals`) and the standard tools (`terret-tools-std`) and the WebSocket event stream (`terret-ws`).
- * And durable approvals, `terret-approvals` (`approvals`).
+ * And durable approvals, `terret-approvals` (`approvals`), and OpenTelemetry, `terret-telemetry` (`telemetry`).
  */
 export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   sqliteStorePlugin,
@@ -79,5 +80,6 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   stdToolsPlugin,
   redactionPlugin,
   credentialsPlugin,
+  TelemetryService,
   WsInterface,
 ]);

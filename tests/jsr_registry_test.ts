@@ -159,7 +159,7 @@ Deno.test("the workspace published to a local JSR registry runs from an empty di
         );
         assert.match(
           out,
-          /^trt serve: booted profile "headless" \(shipped template\): 22 of 22 rows/,
+          /^trt serve: booted profile "headless" \(shipped template\): 23 of 23 rows/,
         );
         const port = /ws:\/\/127\.0\.0\.1:(\d+)\//.exec(out)?.[1];
         assert.ok(port !== undefined, out);
@@ -258,7 +258,7 @@ Deno.test("the workspace published to a local JSR registry runs from an empty di
     assert.equal(ran.code, 0, ran.stderr);
     assert.equal(
       ran.stdout,
-      "workspace credentials redaction sessions.store sessions llm llm.main fs sandbox subprocess shell " +
+      "workspace credentials redaction telemetry sessions.store sessions llm llm.main fs sandbox subprocess shell " +
         "terminals tools tools.std tools.allow prompt agents loop compaction titles approvals\n",
     );
   });
