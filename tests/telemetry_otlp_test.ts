@@ -1,6 +1,6 @@
 /**
  * OpenTelemetry end to end: `trt serve` runs with `OTEL_DENO=true` against an OTLP/HTTP receiver written here (JSON
- * protocol), serves a two-step tool turn (Read, then Write after the client approves it, then an answer) over the
+ * protocol), serves a two-step tool turn (Read, then Bash after the client approves it, then an answer) over the
  * socket, and on SIGTERM Deno's exporter flushes. The receiver must hold the turn's spans with their parent/child
  * structure and GenAI attributes, the metrics, and no registered secret anywhere. An invalid endpoint is one
  * warning, not a crash or a flood.
@@ -145,13 +145,14 @@ function patchText(modelUrl: string, workspace: string): string {
     "  - id: llm.main",
     `    config: { model: test/model, base_url: "${modelUrl}", api_key: ${API_KEY}, max_retries: 0 }`,
     "  - id: sandbox",
-    "    config: { image: terret/sandbox:test, docker: /nonexistent/docker }",
+    "    plugin: sandbox-none",
+    "    config: { acknowledge_unsandboxed: true }",
     "  - id: titles",
     "    config: { auto: false }",
     "  - id: workspace",
     `    config: { dirs: ["${workspace}"] }`,
     "  - id: tools.allow",
-    "    config: { allow: [Read, Write] }",
+    "    config: { allow: [Read, Bash] }",
     "  - id: interfaces.ws",
     "    config: { port: 0, token_env: TERRET_TOKEN }",
     "",
@@ -168,7 +169,7 @@ Deno.test("an OTLP receiver gets the spans and metrics of a two-step tool turn, 
     model.script(
       sseResponse(toolCallTurn([
         { id: "call_read", name: "Read", args: { file_path: notes } },
-        { id: "call_write", name: "Write", args: { file_path: out, content: "done" } },
+        { id: "call_bash", name: "Bash", args: { command: `printf done > '${out}'` } },
       ], { usage: { prompt_tokens: 100, completion_tokens: 20, cost: 0.0025 } })),
       sseResponse(textTurn(["The list ", "says buy milk."], {
         usage: { prompt_tokens: 150, completion_tokens: 7, cost: 0.001 },
@@ -219,8 +220,8 @@ Deno.test("an OTLP receiver gets the spans and metrics of a two-step tool turn, 
     assert.deepStrictEqual(tree_, [
       "chat test/model <- terret.step",
       "chat test/model <- terret.step",
+      "execute_tool Bash <- terret.step",
       "execute_tool Read <- terret.step",
-      "execute_tool Write <- terret.step",
       "invoke_agent <- (root)",
       "terret.step <- invoke_agent",
       "terret.step <- invoke_agent",
@@ -254,8 +255,8 @@ Deno.test("an OTLP receiver gets the spans and metrics of a two-step tool turn, 
         ["chat", "test/model", 150, 7, 0.001, ["stop"], "number"],
       ],
     );
-    const write = spans.find((span) => span.name === "execute_tool Write")!;
-    assert.equal(attribute(write, "gen_ai.tool.name"), "Write");
+    const write = spans.find((span) => span.name === "execute_tool Bash")!;
+    assert.equal(attribute(write, "gen_ai.tool.name"), "Bash");
     assert.equal(attribute(write, "terret.tool.status"), "ok");
     assert.equal(attribute(write, "terret.approval.decision"), "allow");
     assert.equal(attribute(write, "terret.approval.by"), "client");
@@ -270,6 +271,7 @@ Deno.test("an OTLP receiver gets the spans and metrics of a two-step tool turn, 
       "gen_ai.client.token.usage",
       "terret.agents.active",
       "terret.agents.resident",
+      "terret.sandbox.spawn.duration",
       "terret.session.append.latency",
       "terret.turns",
     ]);

@@ -220,12 +220,14 @@ export class SubprocessRunner implements Subprocess {
     if (!isSize(cols) || !isSize(rows)) {
       throw new RangeError(`Cannot open a ${cols}x${rows} terminal: expected positive integers`);
     }
+    const started = performance.now();
     const { pty, wrapped, release } = await launchPty(this.#sandbox, argv, {
       cwd: options.cwd,
       env: this.#env(options.env),
       cols,
       rows,
     });
+    this.#spawned(started);
     const listeners = new Set<(data: string) => void>();
     let early: string[] | undefined = [];
     let open = true;
