@@ -44,7 +44,7 @@ async function consumer(): Promise<Consumer> {
     env: (registry) => {
       const env = Deno.env.toObject();
       for (const name of Object.keys(env)) {
-        if (/^(OTEL_|TERRET_|DENO_)|^OPENROUTER_API_KEY$/.test(name)) delete env[name];
+        if (/^(OTEL_|TERRET_)|^(DENO_DIR|OPENROUTER_API_KEY)$/.test(name)) delete env[name];
       }
       return {
         ...env,
