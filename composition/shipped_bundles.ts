@@ -33,8 +33,3 @@ export async function findShippedFile(relative: string): Promise<ShippedFile | u
   const embedded = SHIPPED_BUNDLE_FILES[relative];
   return embedded === undefined ? undefined : { file, embedded };
 }
-
-/** The shipped files' paths under `bundles/`, sorted. */
-export function shippedFileNames(): string[] {
-  return Object.keys(SHIPPED_BUNDLE_FILES).sort();
-}
