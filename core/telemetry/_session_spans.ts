@@ -92,15 +92,16 @@ export class SessionSpans {
       case "tool/call": {
         if (state === undefined) return;
         const parent = state.stepContext ?? state.turnContext ?? otelContext.active();
-        const name = String(payload.name ?? "");
-        const span = this.#tracer.startSpan(`execute_tool ${name}`, {
+        const attributes = this.#scrub({
+          "gen_ai.operation.name": "execute_tool",
+          "gen_ai.tool.name": String(payload.name ?? ""),
+          "gen_ai.tool.call.id": String(payload.id ?? ""),
+          "gen_ai.conversation.id": event.session_id,
+        });
+        // The name carries the (scrubbed) tool name, like the attribute.
+        const span = this.#tracer.startSpan(`execute_tool ${attributes["gen_ai.tool.name"]}`, {
           kind: SpanKind.INTERNAL,
-          attributes: this.#scrub({
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": name,
-            "gen_ai.tool.call.id": String(payload.id ?? ""),
-            "gen_ai.conversation.id": event.session_id,
-          }),
+          attributes,
         }, parent);
         state.tools.set(String(payload.id ?? ""), { span });
         return;

@@ -253,7 +253,7 @@ export class TelemetryService extends Service<TelemetryConfig> implements Teleme
     const tracer = trace.getTracer(METER);
     const started = performance.now();
     const model = request.model;
-    const span = tracer.startSpan(`chat ${model ?? role}`, {
+    const span = tracer.startSpan(`chat ${this.#scrubText(model ?? role)}`, {
       kind: SpanKind.CLIENT,
       attributes: this.#scrub({
         "gen_ai.operation.name": "chat",
@@ -277,7 +277,7 @@ export class TelemetryService extends Service<TelemetryConfig> implements Teleme
             "gen_ai.response.model": event.model,
             ...(model === undefined ? { "gen_ai.request.model": event.model } : {}),
           }));
-          if (model === undefined) span.updateName(`chat ${event.model}`);
+          if (model === undefined) span.updateName(`chat ${this.#scrubText(event.model)}`);
         } else if (event.type === "usage") {
           span.setAttributes({
             "gen_ai.usage.input_tokens": event.usage.input_tokens,
