@@ -34,7 +34,10 @@
  * credentials), `terret-b` with the core rows only (also without fs, subprocess, shell, terminals, the standard
  * tools and the socket), and the ratios between them say what those rows cost per step.
  *
- * Run: deno run -A bench/loop_overhead.ts [--quick] [--latency-only] [--breakdown]
+ * With `--telemetry`, Terret without the `telemetry` row joins the rounds: the ratio is what the row costs per step
+ * when it is off (`OTEL_DENO` unset, as here).
+ *
+ * Run: deno run -A bench/loop_overhead.ts [--quick] [--latency-only] [--breakdown] [--telemetry]
  *
  * @module
  */
@@ -73,6 +76,8 @@ const VARIANTS: readonly Variant[] = [
   "terret:redaction,credentials",
   "terret:redaction,credentials,fs,subprocess,shell,terminals,tools.std,interfaces.ws",
 ];
+/** `--telemetry`: Terret without the telemetry row; terret / it is what the row costs per step when it is off. */
+const NO_TELEMETRY: Variant = "terret:telemetry";
 /** The harnesses compared (latency and memory). */
 const HARNESSES: readonly Harness[] = ["fetch", "pi", "terret"];
 /** The harnesses timed (latency only for the durable floor). */
@@ -82,6 +87,7 @@ const TIMED: readonly Harness[] = [
   "pi",
   "terret",
   ...(Deno.args.includes("--breakdown") ? VARIANTS : []),
+  ...(Deno.args.includes("--telemetry") ? [NO_TELEMETRY] : []),
 ];
 
 /** A harness's per-step figures over every round's samples. */
@@ -901,6 +907,13 @@ function report(
       }x, CPU ${cpu(a, b)}x; terret-b / durable p50 ${
         paired(b, "durable", "p50").toFixed(2)
       }x, CPU ${cpu(b, "durable")}x`,
+    );
+  }
+  if (TIMED.includes(NO_TELEMETRY)) {
+    console.log(
+      `  telemetry off (OTEL_DENO unset): terret / terret without the telemetry row p50 ${
+        paired("terret", NO_TELEMETRY, "p50").toFixed(3)
+      }x, CPU ${cpu("terret", NO_TELEMETRY)}x`,
     );
   }
   console.log(

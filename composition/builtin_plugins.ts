@@ -24,6 +24,7 @@ import {
   sessionsPlugin,
   sqliteStorePlugin,
   SubagentsService,
+  TelemetryService,
   Titler,
   ToolAllowList,
   ToolRegistry,
@@ -53,7 +54,8 @@ import { acpSubagentsPlugin } from "@terret/acp";
  * (`workspace`, `fs`, the sandbox providers `sandbox-docker`, `sandbox-deno`, `sandbox-bwrap` and `sandbox-none`, `subprocess`,
  * `shell`, `terminals`, `jobs`) and the standard tools (`terret-tools-std`) and the WebSocket event stream (`terret-ws`).
  * And durable approvals, `terret-approvals` (`approvals`), and subagents with the `Task` tool, `terret-subagents`
- * (`subagents`), with the ACP-client provider `terret-subagents-acp` (`subagents.acp`).
+ * (`subagents`), with the ACP-client provider `terret-subagents-acp` (`subagents.acp`), and OpenTelemetry,
+ * `terret-telemetry` (`telemetry`).
  */
 export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   sqliteStorePlugin,
@@ -87,6 +89,7 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   stdToolsPlugin,
   redactionPlugin,
   credentialsPlugin,
+  TelemetryService,
   WsInterface,
   acpSubagentsPlugin,
 ]);

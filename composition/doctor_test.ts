@@ -10,7 +10,7 @@ const CORE_PLUGINS =
   "terret-agents, terret-approvals, terret-compaction, terret-credentials, terret-llm, terret-llm-openrouter, " +
   "terret-llm-recorder, terret-llm-replayer, terret-loop, terret-mcp, terret-prompt, terret-redaction, terret-sessions, " +
   "terret-store-jsonl, terret-store-memory, terret-store-sqlite, terret-subagents, terret-subagents-acp, " +
-  "terret-titler, terret-tools, terret-tools-allow, terret-tools-std, terret-ws";
+  "terret-telemetry, terret-titler, terret-tools, terret-tools-allow, terret-tools-std, terret-ws";
 
 Deno.test("runDoctor() reports every row's problem without booting or importing unconsented code", async () => {
   const marker = `doctor-${crypto.randomUUID()}`;
@@ -56,11 +56,12 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
     ["ok", "rows", "workspace", "config valid (workspace)"],
     ["ok", "rows", "credentials", "config valid (terret-credentials)"],
     ["ok", "rows", "redaction", "config valid (terret-redaction)"],
+    ["ok", "rows", "telemetry", "config valid (terret-telemetry)"],
     [
       "error",
       "rows",
       "sessions.store",
-      `Cannot resolve "!setting sessions.path" at row "sessions.store" key "config.path" (bundle base "${BASE}" line 32): no such setting`,
+      `Cannot resolve "!setting sessions.path" at row "sessions.store" key "config.path" (bundle base "${BASE}" line 37): no such setting`,
     ],
     ["ok", "rows", "sessions", "config valid (terret-sessions)"],
     ["ok", "rows", "llm", "config valid (terret-llm)"],
@@ -68,14 +69,14 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
       "error",
       "rows",
       "llm.main",
-      `Cannot resolve "!setting llm.model" at row "llm.main" key "config.model" (bundle base "${BASE}" line 46): no such setting`,
+      `Cannot resolve "!setting llm.model" at row "llm.main" key "config.model" (bundle base "${BASE}" line 51): no such setting`,
     ],
     ["ok", "rows", "fs", "config valid (fs)"],
     [
       "error",
       "rows",
       "sandbox",
-      `Cannot resolve "!setting sandbox.image" at row "sandbox" key "config.image" (bundle base "${BASE}" line 58): no such setting`,
+      `Cannot resolve "!setting sandbox.image" at row "sandbox" key "config.image" (bundle base "${BASE}" line 63): no such setting`,
     ],
     ["ok", "rows", "subprocess", "config valid (subprocess)"],
     ["ok", "rows", "shell", "config valid (shell)"],

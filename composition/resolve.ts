@@ -10,6 +10,7 @@ import { pathToFileURL } from "node:url";
 import { type PluginLike, pluginName } from "@terret/hames";
 import { TerretError } from "./errors.ts";
 import { absolute, displayPath, isFile, readText, toUrl } from "./_files.ts";
+import { findShippedFile } from "./shipped_bundles.ts";
 import { findPackageBundle, readPackageBundle } from "./bundle_discovery.ts";
 import { BUILTIN_PLUGINS } from "./builtin_plugins.ts";
 import { type BundleFile, parseBundle, parsePatch, parseProfile } from "./config_files.ts";
@@ -77,8 +78,6 @@ export interface ResolvedProfile {
   readonly reads: readonly string[];
 }
 
-const FIRST_PARTY_BUNDLES = new URL("../bundles/", import.meta.url);
-
 /** The Terret home: `home` if given, else `$TERRET_HOME`, else `$HOME/.terret`. */
 export function terretHome(env: EnvReader, cwd: string, home?: string): string {
   const chosen = home ?? env.get("TERRET_HOME");
@@ -107,16 +106,29 @@ export async function resolveProfile(
   const cwd = options.cwd ?? Deno.cwd();
   const home = terretHome(env, cwd, options.home);
   const reads: string[] = [];
-  const location = await locateProfile(profile, home, cwd, reads);
-  const profileFile = parseProfile(await readText(location.file), location.file);
+  // Shipped files that are not on disk (a registry install, a compiled binary): their embedded text by file.
+  const embedded = new Map<string, string>();
+  const read = (file: string): Promise<string> => {
+    const text = embedded.get(file);
+    return text === undefined ? readText(file) : Promise.resolve(text);
+  };
+  const location = await locateProfile(profile, home, cwd, reads, embedded);
+  const profileFile = parseProfile(await read(location.file), location.file);
   const layers: Layer[] = [];
   const plugins = new Map<string, PluginSource>();
   for (const plugin of options.builtins ?? BUILTIN_PLUGINS) {
     addSource(plugins, { name: pluginName(plugin), declaredBy: "built-in", builtin: plugin });
   }
   for (const entry of profileFile.bundles) {
-    const found = await locateBundle(entry, location, cwd, options.bundleDirs ?? [], reads);
-    const bundle = parseBundle(await readText(found.file), found.file, `bundle ${entry}`);
+    const found = await locateBundle(
+      entry,
+      location,
+      cwd,
+      options.bundleDirs ?? [],
+      reads,
+      embedded,
+    );
+    const bundle = parseBundle(await read(found.file), found.file, `bundle ${entry}`);
     layers.push({ kind: "bundle", name: `bundle ${entry}`, file: found.file, rows: bundle.rows });
     addBundlePlugins(plugins, bundle, entry, found);
   }
@@ -138,8 +150,12 @@ export async function resolveProfile(
     const line = profileFile.lines.settings(key);
     settings.set(key, { value, layer: "profile", file: location.file, line });
   }
+  const shippedPatch = location.template
+    ? await findShippedFile(`profiles/${location.name}/patch.yml`)
+    : undefined;
+  if (shippedPatch?.embedded !== undefined) embedded.set(shippedPatch.file, shippedPatch.embedded);
   const patches: [string, string, boolean][] = [
-    ["profile patch", join(location.dir, "patch.yml"), false],
+    ["profile patch", shippedPatch?.file ?? join(location.dir, "patch.yml"), false],
     ["home patch", join(home, "patch.yml"), false],
     ...(options.patches ?? []).map((file): [string, string, boolean] => [
       "--patch",
@@ -148,14 +164,14 @@ export async function resolveProfile(
     ]),
   ];
   for (const [layer, file, required] of patches) {
-    if (!(await isFile(file))) {
+    if (!embedded.has(file) && !(await isFile(file))) {
       if (!required) continue;
       throw new TerretError("PatchNotFound", `Cannot read patch "${file}": no such file`, {
         details: { file },
       });
     }
-    reads.push(file);
-    const patch = parsePatch(await readText(file), file, layer);
+    if (!embedded.has(file)) reads.push(file);
+    const patch = parsePatch(await read(file), file, layer);
     layers.push({ kind: "patch", name: layer, file, rows: patch.rows });
     for (const [key, value] of Object.entries(patch.settings)) {
       settings.set(key, { value, layer, file, line: patch.settingsLine(key) });
@@ -178,6 +194,7 @@ async function locateProfile(
   home: string,
   cwd: string,
   reads: string[],
+  embedded: Map<string, string>,
 ): Promise<ProfileLocation> {
   if (profile.includes("/") || /\.ya?ml$/.test(profile)) {
     const path = absolute(profile, cwd);
@@ -202,11 +219,12 @@ async function locateProfile(
     reads.push(dir);
     return { name: profile, file: join(dir, "profile.yml"), dir, template: false };
   }
-  const templateDir = displayPath(new URL(`profiles/${profile}/`, FIRST_PARTY_BUNDLES));
-  const template = join(templateDir, "profile.yml");
-  if (await isFile(template)) {
-    reads.push(templateDir);
-    return { name: profile, file: template, dir: templateDir, template: true };
+  const template = await findShippedFile(`profiles/${profile}/profile.yml`);
+  if (template !== undefined) {
+    const templateDir = template.file.slice(0, template.file.lastIndexOf("/"));
+    if (template.embedded === undefined) reads.push(templateDir);
+    else embedded.set(template.file, template.embedded);
+    return { name: profile, file: template.file, dir: templateDir, template: true };
   }
   throw new TerretError(
     "ProfileNotFound",
@@ -227,6 +245,7 @@ async function locateBundle(
   cwd: string,
   extraDirs: readonly (string | URL)[],
   reads: string[],
+  embedded: Map<string, string>,
 ): Promise<FoundBundle> {
   if (isPathShaped(entry)) {
     const path = absolute(entry, profile.dir);
@@ -245,8 +264,13 @@ async function locateBundle(
     reads.push(found!.packageDir);
     return { file: found!.bundleFile, consent };
   }
-  const dirs = [FIRST_PARTY_BUNDLES, ...extraDirs.map((dir) => toUrl(dir, cwd))];
-  for (const dir of dirs) {
+  const shipped = await findShippedFile(`${entry}.yml`);
+  if (shipped !== undefined) {
+    if (shipped.embedded === undefined) reads.push(shipped.file);
+    else embedded.set(shipped.file, shipped.embedded);
+    return { file: shipped.file };
+  }
+  for (const dir of extraDirs.map((dir) => toUrl(dir, cwd))) {
     const base = dir.href.endsWith("/") ? dir : new URL(`${dir.href}/`);
     const file = displayPath(new URL(`${entry}.yml`, base));
     if (await isFile(file)) {

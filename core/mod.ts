@@ -2,7 +2,7 @@
  * Terret's core, the names a plugin author needs: the service keys, the main contracts, the events plugins listen
  * to, and the plugins a host mounts. Each concept has its own entry with its full surface:
  * `@terret/core/sessions`, `/tools`, `/llm`, `/mcp`, `/compaction`, `/agents`, `/loop`, `/prompt`, `/redaction`,
- * `/approvals`, `/subagents`, `/seams` (the seams exec implements) and `/testing` (fakes and builders for tests).
+ * `/approvals`, `/subagents`, `/telemetry`, `/seams` (the seams exec implements) and `/testing` (fakes and builders for tests).
  *
  * @example
  * ```ts ignore
@@ -96,6 +96,12 @@ export {
   redactionPlugin,
 } from "./redaction/mod.ts";
 export { mcpPlugin, McpServerState, McpToolsReconciled } from "./mcp/mod.ts";
+export {
+  type ConnectionSpan,
+  type Telemetry,
+  TelemetryKey,
+  TelemetryService,
+} from "./telemetry/mod.ts";
 export {
   type Compaction,
   CompactionKey,

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import * as core from "@terret/core";
 import * as coreAgents from "@terret/core/agents";
 import * as coreApprovals from "@terret/core/approvals";
+import * as coreTelemetry from "@terret/core/telemetry";
 import * as coreCompaction from "@terret/core/compaction";
 import * as coreLlm from "@terret/core/llm";
 import * as coreLoop from "@terret/core/loop";
@@ -36,6 +37,7 @@ const ENTRIES: Readonly<Record<string, Record<string, unknown>>> = {
   "@terret/core/seams": coreSeams,
   "@terret/core/sessions": coreSessions,
   "@terret/core/subagents": coreSubagents,
+  "@terret/core/telemetry": coreTelemetry,
   "@terret/core/testing": coreTesting,
   "@terret/core/tools": coreTools,
   "@terret/exec": exec,
@@ -100,6 +102,8 @@ Deno.test("core's and exec's `.` hold the runtime names a plugin author needs, a
     "SubagentsKey",
     "SubagentsService",
     "SubprocessKey",
+    "TelemetryKey",
+    "TelemetryService",
     "Titler",
     "TitlesKey",
     "ToolAllowList",

@@ -101,6 +101,7 @@ Deno.test("core type-checks and runs through each of its entries with nothing bu
       "./prompt",
       "./redaction",
       "./approvals",
+      "./telemetry",
       "./seams",
       "./subagents",
       "./testing",

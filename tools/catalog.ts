@@ -1,6 +1,7 @@
 // deno-lint-ignore-file no-console
 /**
- * Generates `docs/events.md`, `docs/config-catalog.md` and `docs/errors.md` from the declarations every package exports.
+ * Generates `docs/events.md`, `docs/config-catalog.md` and `docs/errors.md` from the declarations every package exports,
+ * and `composition/_shipped_bundles_data.ts` (the embedded copy of `bundles/`).
  * With `--check`, writes nothing and exits 1 when a committed catalog drifts from the code.
  *
  * Run: deno task catalog [--check]
@@ -9,6 +10,7 @@
  */
 import { renderConfigCatalog, renderErrorCatalog, renderEventCatalog } from "@terret/hames";
 import { CATALOG_ERRORS, CATALOG_EVENTS, CATALOG_PLUGINS } from "./catalog_sources.ts";
+import { renderShippedBundles } from "./shipped_bundles_source.ts";
 
 const check = Deno.args.includes("--check");
 const root = new URL("../", import.meta.url);
@@ -16,6 +18,7 @@ const outputs: [string, string][] = [
   ["docs/events.md", renderEventCatalog(CATALOG_EVENTS)],
   ["docs/config-catalog.md", renderConfigCatalog(CATALOG_PLUGINS)],
   ["docs/errors.md", renderErrorCatalog(CATALOG_ERRORS)],
+  ["composition/_shipped_bundles_data.ts", await renderShippedBundles(new URL("bundles/", root))],
 ];
 
 let drift = false;

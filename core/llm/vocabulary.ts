@@ -194,6 +194,8 @@ export interface LlmStreamOptions {
  */
 export interface LlmAdapter {
   readonly capabilities: LlmCapabilities;
+  /** Why every request fails at once (no API key, …), when the adapter knows before trying; read by `/readyz`. */
+  readonly unavailable?: string;
   /** Estimates the prompt tokens of a request. */
   countTokens(request: LlmRequest): number;
   /** Streams one model response. */

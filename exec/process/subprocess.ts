@@ -18,7 +18,14 @@ import type {
   SpawnOptions,
   WrappedCommand,
 } from "@terret/core/seams";
-import { type Sandbox, SandboxKey, type Subprocess, SubprocessKey } from "@terret/core";
+import {
+  type Sandbox,
+  SandboxKey,
+  type Subprocess,
+  SubprocessKey,
+  type Telemetry,
+  TelemetryKey,
+} from "@terret/core";
 import { z } from "zod";
 import { HeadTailCapture } from "./_capture.ts";
 import { drain, feed, settleWithin } from "./_pipes.ts";
@@ -75,6 +82,7 @@ export class SubprocessRunner implements Subprocess {
   readonly #sandbox: Sandbox;
   readonly #config: SubprocessConfig;
   readonly #logger: Logger;
+  readonly #telemetry: (() => Telemetry | undefined) | undefined;
   readonly #baseEnv: Readonly<Record<string, string>>;
   readonly #live = new Set<Supervision>();
   readonly #inflight = new Set<Promise<unknown>>();
@@ -85,11 +93,18 @@ export class SubprocessRunner implements Subprocess {
    * @param sandbox wraps every argv before it is started
    * @param config the row's config (defaults applied)
    * @param logger where failures to signal a process group are reported
+   * @param telemetry where spawn latency is reported (the `telemetry` service, when mounted)
    */
-  constructor(sandbox: Sandbox, config: SubprocessConfig, logger: Logger) {
+  constructor(
+    sandbox: Sandbox,
+    config: SubprocessConfig,
+    logger: Logger,
+    telemetry?: () => Telemetry | undefined,
+  ) {
     this.#sandbox = sandbox;
     this.#config = config;
     this.#logger = logger;
+    this.#telemetry = telemetry;
     const base: Record<string, string> = {};
     for (const name of config.inherit_env) {
       const value = readHostEnv(name);
@@ -101,6 +116,11 @@ export class SubprocessRunner implements Subprocess {
   /** The environment every child starts from (inherited allow list plus fixed values). */
   get baseEnv(): Readonly<Record<string, string>> {
     return this.#baseEnv;
+  }
+
+  /** Reports how long starting a program through the sandbox took. */
+  #spawned(started: number): void {
+    this.#telemetry?.()?.sandboxSpawn(performance.now() - started, { sandbox: this.#sandbox.name });
   }
 
   /** Children (and pty programs) currently running. */
@@ -162,12 +182,14 @@ export class SubprocessRunner implements Subprocess {
     const stdinBytes = typeof options.stdin === "string"
       ? new TextEncoder().encode(options.stdin)
       : options.stdin;
+    const started = performance.now();
     const { child, wrapped } = await launchPiped(this.#sandbox, argv, {
       cwd: options.cwd,
       env: this.#env(options.env),
       stdin: stdinBytes === undefined ? "null" : "piped",
       stderr: "piped",
     });
+    this.#spawned(started);
     const supervision = this.#supervise(child.pid, wrapped, child.status, options, PIPE_SIGNALS);
     const writing = stdinBytes === undefined ? Promise.resolve() : feed(child.stdin, stdinBytes);
     const stdout = new HeadTailCapture(limit);
@@ -193,12 +215,14 @@ export class SubprocessRunner implements Subprocess {
 
   async #spawn(argv: readonly string[], options: SpawnOptions): Promise<ChildHandle> {
     this.#precheck(argv, options);
+    const started = performance.now();
     const { child, wrapped } = await launchPiped(this.#sandbox, argv, {
       cwd: options.cwd,
       env: this.#env(options.env),
       stdin: options.stdin ?? "piped",
       stderr: options.stderr ?? "piped",
     });
+    this.#spawned(started);
     const supervision = this.#supervise(child.pid, wrapped, child.status, options, PIPE_SIGNALS);
     const status = this.#track((async (): Promise<ChildExit> => {
       const exit = exitOf(await child.status);
@@ -225,12 +249,14 @@ export class SubprocessRunner implements Subprocess {
     if (!isSize(cols) || !isSize(rows)) {
       throw new RangeError(`Cannot open a ${cols}x${rows} terminal: expected positive integers`);
     }
+    const started = performance.now();
     const { pty, wrapped, release } = await launchPty(this.#sandbox, argv, {
       cwd: options.cwd,
       env: this.#env(options.env),
       cols,
       rows,
     });
+    this.#spawned(started);
     const listeners = new Set<(data: string) => void>();
     let early: string[] | undefined = [];
     let open = true;
@@ -370,7 +396,12 @@ export const subprocessPlugin: Plugin<SubprocessConfig> = definePlugin({
     return { ...ptyHostPermissions(), env: [...config.inherit_env] };
   },
   apply(ctx, config) {
-    const runner = new SubprocessRunner(ctx.get(SandboxKey), config, ctx.logger);
+    const runner = new SubprocessRunner(
+      ctx.get(SandboxKey),
+      config,
+      ctx.logger,
+      () => ctx.maybe(TelemetryKey),
+    );
     ctx.effect(() => () => runner.shutdown(), "subprocess shutdown");
     ctx.provide(SubprocessKey, runner);
   },

@@ -38,11 +38,15 @@ export async function buildSandboxImage(
   image: string,
   options: BuildSandboxImageOptions = {},
 ): Promise<BuiltSandboxImage> {
+  // Read in-process and fed to `bash -s`: the same from a checkout, a registry install (fetched beside the module)
+  // and a compiled binary (embedded with `--include`, where no outside program can read the file).
   const script = new URL("./make_image.sh", import.meta.url);
-  const local = script.protocol === "file:";
+  const text = script.protocol === "file:"
+    ? await Deno.readFile(script)
+    : new Uint8Array(await (await fetch(script)).arrayBuffer());
   const env = options.env ?? Deno.env.toObject();
   const child = new Deno.Command("bash", {
-    args: local ? [decodeURIComponent(script.pathname)] : ["-s"],
+    args: ["-s"],
     env: {
       PATH: env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
       ...(env.HOME === undefined ? {} : { HOME: env.HOME }),
@@ -50,17 +54,14 @@ export async function buildSandboxImage(
       ...(options.force === true ? { FORCE: "1" } : {}),
     },
     clearEnv: true,
-    stdin: local ? "null" : "piped",
+    stdin: "piped",
     stdout: "null",
     stderr: "piped",
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   }).spawn();
-  if (!local) {
-    // Installed from a registry: the script is fetched beside the module and fed to bash.
-    const writer = child.stdin.getWriter();
-    await writer.write(new Uint8Array(await (await fetch(script)).arrayBuffer()));
-    await writer.close();
-  }
+  const writer = child.stdin.getWriter();
+  await writer.write(text);
+  await writer.close();
   let last = "";
   let rest = "";
   for await (const text of child.stderr.pipeThrough(new TextDecoderStream())) {

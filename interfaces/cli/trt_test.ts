@@ -105,7 +105,7 @@ Deno.test("trt permissions prints the headless profile's flags: the exec rows' g
       // The llm.main row reaches OpenRouter and reads its key from OPENROUTER_API_KEY; the interfaces.ws row
       // listens on 127.0.0.1:7878 and reads its token from TERRET_TOKEN.
       "--allow-net=127.0.0.1:7878,openrouter.ai",
-      "--allow-env=DOCKER_API_VERSION,DOCKER_CERT_PATH,DOCKER_CONFIG,DOCKER_CONTEXT,DOCKER_HOST,DOCKER_TLS_VERIFY,HOME,LANG,LC_ALL,LC_CTYPE,LOGNAME,OPENROUTER_API_KEY,PATH,TERRET_CREDENTIALS_KEY,TERRET_TOKEN,TMPDIR,TZ,USER",
+      "--allow-env=DOCKER_API_VERSION,DOCKER_CERT_PATH,DOCKER_CONFIG,DOCKER_CONTEXT,DOCKER_HOST,DOCKER_TLS_VERIFY,HOME,LANG,LC_ALL,LC_CTYPE,LOGNAME,OPENROUTER_API_KEY,OTEL_DENO,OTEL_EXPORTER_OTLP_ENDPOINT,PATH,TERRET_CREDENTIALS_KEY,TERRET_TOKEN,TMPDIR,TZ,USER",
       "--allow-run",
       `--allow-ffi=${ffi}`,
       "--allow-sys=gid,uid",

@@ -10,6 +10,7 @@ export const AGENT_ID_PATTERN: RegExp = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 /** What a request path names. */
 export type Route =
   | { readonly kind: "health" }
+  | { readonly kind: "ready" }
   | { readonly kind: "stream"; readonly agentId: string }
   | { readonly kind: "agents" }
   | { readonly kind: "agent"; readonly agentId: string }
@@ -23,6 +24,7 @@ const AGENT = /^\/v1\/agents\/([^/]*)$/;
 export function route(method: string, pathname: string): Route {
   if (method !== "GET") return { kind: "not_found" };
   if (pathname === "/healthz") return { kind: "health" };
+  if (pathname === "/readyz") return { kind: "ready" };
   if (pathname === "/v1/agents") return { kind: "agents" };
   const stream = STREAM.exec(pathname);
   const match = stream ?? AGENT.exec(pathname);

@@ -6,7 +6,13 @@
  * @module
  */
 import type { Context, Logger } from "@terret/hames";
-import { CompactionKey, type Sessions } from "@terret/core";
+import {
+  CompactionKey,
+  type ConnectionSpan,
+  type Sessions,
+  type Telemetry,
+  TelemetryKey,
+} from "@terret/core";
 import type { EventJson } from "@terret/core/sessions";
 import { TerretError } from "./errors.ts";
 import type { AgentGateway, AgentLink } from "./agent_gateway.ts";
@@ -23,6 +29,7 @@ import {
   textResponse,
   unauthorizedResponse,
 } from "./routes.ts";
+import { checkReadiness } from "./readiness.ts";
 
 /** Options for {@linkcode WsServer.start}. */
 export interface WsServerOptions {
@@ -96,6 +103,10 @@ export class WsServer implements AsyncDisposable {
   readonly #now: () => number;
   readonly #replays: ReplayScheduler;
   readonly #connections = new Set<Connection>();
+  /** Telemetry spans of open connections (only while telemetry is enabled). */
+  readonly #connectionSpans = new Map<Connection, ConnectionSpan>();
+  readonly #telemetry: () => Telemetry | undefined;
+  readonly #ctx: Context | undefined;
   readonly #byAgent = new Map<string, Connection>();
   readonly #frames = new WeakMap<EventJson, EventFrame>();
   /** Subscribed connections by session (for the figures). */
@@ -117,6 +128,8 @@ export class WsServer implements AsyncDisposable {
     this.#sessions = options.sessions;
     this.#logger = options.logger;
     this.#now = options.now ?? (() => performance.now());
+    this.#telemetry = () => options.ctx?.maybe(TelemetryKey);
+    this.#ctx = options.ctx;
     this.#quotas = new Quotas(() => this.#config, this.#now);
     this.#config = options.config;
     this.#gate = new TokenGate(options.config.tokens);
@@ -146,12 +159,15 @@ export class WsServer implements AsyncDisposable {
       frameOf: (event) => this.#frameOf(event),
       lagged: (connection) => {
         this.#lagged++;
+        this.#telemetry()?.lagged(connection.agentId);
         this.#forgetAgent(connection);
         this.#logger?.log("warn", "A socket reader fell behind and was dropped (lagged)", {
           agent_id: connection.agentId,
         });
       },
       closed: (connection) => {
+        this.#connectionSpans.get(connection)?.end();
+        this.#connectionSpans.delete(connection);
         if (this.#connections.delete(connection)) {
           this.#quotas.release(connection.grant.token, connection.agentId);
         }
@@ -301,7 +317,7 @@ export class WsServer implements AsyncDisposable {
         this.#logger?.log("error", "The socket server failed to answer a request", { error });
         return textResponse(500, "internal error");
       },
-    }, (request) => this.#handle(request));
+    }, (request, info) => this.#handle(request, info));
   }
 
   #startSweep(): void {
@@ -313,12 +329,14 @@ export class WsServer implements AsyncDisposable {
     }, every);
   }
 
-  async #handle(request: Request): Promise<Response> {
+  async #handle(request: Request, info: Deno.ServeHandlerInfo): Promise<Response> {
     const url = new URL(request.url);
     const target = route(request.method, url.pathname);
     switch (target.kind) {
       case "health":
         return healthResponse(this.#saturation());
+      case "ready":
+        return await this.#ready(request, info);
       case "not_found":
         return textResponse(404, "not found");
       case "bad_agent_id":
@@ -382,6 +400,10 @@ export class WsServer implements AsyncDisposable {
       }
       const connection = new Connection(upgraded.socket, link, grant, this.#host, this.#now);
       this.#connections.add(connection);
+      const telemetry = this.#telemetry();
+      if (telemetry?.enabled === true) {
+        this.#connectionSpans.set(connection, telemetry.connection(agentId));
+      }
       admitted = true;
       const previous = this.#byAgent.get(agentId);
       this.#byAgent.set(agentId, connection);
@@ -405,6 +427,24 @@ export class WsServer implements AsyncDisposable {
     const agents = this.#agents.figures();
     if (agents.resident >= agents.max && agents.busy >= agents.resident) saturated.push("agents");
     return saturated;
+  }
+
+  /**
+   * `GET /readyz`: the store, sandbox and model checks with reasons (200 when all are ready, else 503). Answered to
+   * a loopback peer (a sidecar or `kubectl exec` probe) or to any configured token; anyone else gets the 401.
+   */
+  async #ready(request: Request, info: Deno.ServeHandlerInfo): Promise<Response> {
+    const peer = info.remoteAddr as Deno.NetAddr;
+    const loopback = peer.transport === "tcp" &&
+      (peer.hostname === "::1" || peer.hostname.startsWith("127.") ||
+        peer.hostname === "::ffff:127.0.0.1");
+    if (!loopback && this.#gate.grantOf(presentedToken(request.headers)?.token) === undefined) {
+      return unauthorizedResponse();
+    }
+    const readiness = await checkReadiness(this.#ctx, this.#sessions, {
+      signal: this.#stopping.signal,
+    });
+    return jsonResponse(readiness.status === "ready" ? 200 : 503, readiness);
   }
 
   /** `GET /v1/agents?after=<id>&limit=<n>`: the agents the token is granted, paged by id. */

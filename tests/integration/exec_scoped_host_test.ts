@@ -102,7 +102,16 @@ Deno.test("the exec rows work under exactly the permissions they declare (sandbo
     "--allow-write",
     "--allow-net=openrouter.ai",
     `--allow-env=${
-      [...new Set(["HOME", "OPENROUTER_API_KEY", "TERRET_CREDENTIALS_KEY", ...DEFAULT_INHERIT_ENV])]
+      [
+        ...new Set([
+          "HOME",
+          "OPENROUTER_API_KEY",
+          "OTEL_DENO",
+          "OTEL_EXPORTER_OTLP_ENDPOINT",
+          "TERRET_CREDENTIALS_KEY",
+          ...DEFAULT_INHERIT_ENV,
+        ]),
+      ]
         .sort().join(",")
     }`,
     "--allow-run",
@@ -133,6 +142,8 @@ Deno.test({
         [
           ...new Set([
             "OPENROUTER_API_KEY",
+            "OTEL_DENO",
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
             "TERRET_CREDENTIALS_KEY",
             "DOCKER_API_VERSION",
             "DOCKER_CERT_PATH",

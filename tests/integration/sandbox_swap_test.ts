@@ -54,6 +54,7 @@ Deno.test({
       "workspace=workspace",
       "credentials=terret-credentials",
       "redaction=terret-redaction",
+      "telemetry=terret-telemetry",
       "sessions.store=terret-store-sqlite",
       "sessions=terret-sessions",
       "llm=terret-llm",

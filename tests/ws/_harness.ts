@@ -7,6 +7,7 @@
  * @module
  */
 import {
+  type Context,
   createContext,
   createMemoryLogger,
   type MemoryLogger,
@@ -111,6 +112,8 @@ export interface HarnessOptions {
 
 /** A running socket server and what it stands on. */
 export interface Harness extends AsyncDisposable {
+  /** The context the server was given (services a test provides on it are what the server looks up). */
+  readonly ctx: Context;
   readonly server: WsServer;
   readonly sessions: SessionLog;
   readonly agents: RecordingAgents;
@@ -168,6 +171,7 @@ export async function startHarness(
     await Deno.remove(dir, { recursive: true });
   };
   return {
+    ctx,
     server,
     sessions,
     agents,

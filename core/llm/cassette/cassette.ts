@@ -194,7 +194,7 @@ export async function readCassette(location: string | URL): Promise<Cassette> {
   let text: string;
   try {
     text = location instanceof URL || /^[a-z][a-z0-9+.-]*:\/\//i.test(location)
-      ? await (await fetch(location)).text()
+      ? await fetchText(location)
       : await Deno.readTextFile(location);
   } catch (error) {
     throw new TerretError(
@@ -204,6 +204,15 @@ export async function readCassette(location: string | URL): Promise<Cassette> {
     );
   }
   return parseCassette(text, name);
+}
+
+async function fetchText(location: string | URL): Promise<string> {
+  const response = await fetch(location);
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new Error(`the server answered HTTP ${response.status}`);
+  }
+  return await response.text();
 }
 
 /** The response bytes of a recorded exchange. */

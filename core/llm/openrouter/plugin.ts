@@ -119,6 +119,10 @@ class KeylessAdapter implements LlmAdapter {
   readonly capabilities: LlmCapabilities;
   readonly #message: string;
 
+  get unavailable(): string {
+    return this.#message;
+  }
+
   constructor(config: OpenRouterConfig) {
     this.capabilities = new OpenRouterAdapter({
       ...openRouterOptions(config),
