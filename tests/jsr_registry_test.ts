@@ -159,7 +159,7 @@ Deno.test("the workspace published to a local JSR registry runs from an empty di
         );
         assert.match(
           out,
-          /^trt serve: booted profile "headless" \(shipped template\): 23 of 23 rows/,
+          /^trt serve: booted profile "headless" \(shipped template\): 26 of 26 rows/,
         );
         const port = /ws:\/\/127\.0\.0\.1:(\d+)\//.exec(out)?.[1];
         assert.ok(port !== undefined, out);
@@ -259,7 +259,7 @@ Deno.test("the workspace published to a local JSR registry runs from an empty di
     assert.equal(
       ran.stdout,
       "workspace credentials redaction telemetry sessions.store sessions llm llm.main fs sandbox subprocess shell " +
-        "terminals tools tools.std tools.allow prompt agents loop compaction titles approvals\n",
+        "terminals jobs tools tools.std tools.allow prompt agents loop subagents subagents.acp compaction titles approvals\n",
     );
   });
 
