@@ -64,6 +64,8 @@ export const CORE_ERROR_CODES = {
   StoreCorrupt: "A session store's data cannot be read back as events",
   StoreFailed: "A session store failed to read or write",
   StoreLocked: "Another process holds the session store's lock",
+  StoreSchemaNewer:
+    "A session store's schema is a newer version than this Terret knows (upgrade Terret, never downgrade the schema)",
   ToolExists: "A tool with the name is already registered",
   ToolNameClash: "Two MCP tools sanitise to the same registered name",
   TurnCancelled: "The abort reason of a turn cancelled by `agent.cancel`",
