@@ -12,3 +12,4 @@ export {
   postgresStoreUrl,
 } from "./postgres_store_plugin.ts";
 export { SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION } from "./_schema.ts";
+export { type PostgresProbe, probePostgresStore } from "./probe.ts";

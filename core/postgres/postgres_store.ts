@@ -48,6 +48,8 @@ export interface PostgresStoreOptions {
   readonly maxGroupBytes?: number;
   /** Seconds to wait for a connection (default 10). */
   readonly connectTimeoutSeconds?: number;
+  /** This process's id in the fleet (default `node-` and 8 random hex digits): its connections' application name. */
+  readonly node?: string;
   /** Whether to `LISTEN` for other processes' commits (default true). */
   readonly listen?: boolean;
   /** Where listener failures and unreadable rows are reported. */
@@ -74,6 +76,12 @@ type Row = [string, string, string, string, string | null, string];
  */
 export class PostgresSessionStore implements SessionStore {
   readonly kind = "postgres";
+  /** This process's id in the fleet. */
+  readonly node: string;
+  /** The database URL without its password. */
+  readonly url: string;
+  /** The schema holding the tables. */
+  readonly schema: string;
   readonly #sql: Sql;
   readonly #where: string;
   readonly #s: string;
@@ -86,7 +94,16 @@ export class PostgresSessionStore implements SessionStore {
   readonly #group: AsyncGroupCommit<EventDraft, SessionEvent>;
   #closing: Promise<void> | undefined;
 
-  private constructor(sql: Sql, where: string, schema: string, options: PostgresStoreOptions) {
+  private constructor(
+    sql: Sql,
+    node: string,
+    schema: string,
+    options: PostgresStoreOptions,
+  ) {
+    this.node = node;
+    this.url = redactUrl(options.url);
+    this.schema = schema;
+    const where = `"${this.url}"`;
     this.#sql = sql;
     this.#where = where;
     this.#s = quoted(schema);
@@ -119,16 +136,17 @@ export class PostgresSessionStore implements SessionStore {
         `Cannot open the PostgreSQL session store ${where}: schema "${schema}" must match ${SCHEMA_NAME}`,
       );
     }
+    const node = options.node ?? `node-${crypto.randomUUID().slice(0, 8)}`;
     const sql = postgres(options.url, {
       max: options.poolSize ?? 4,
       connect_timeout: options.connectTimeoutSeconds ?? 10,
       idle_timeout: 60,
       onnotice: () => {},
-      connection: { application_name: "terret" },
+      connection: { application_name: `terret ${node}`.slice(0, 63) },
     });
     try {
       await migrate(sql, schema, where);
-      const store = new PostgresSessionStore(sql, where, schema, options);
+      const store = new PostgresSessionStore(sql, node, schema, options);
       if (options.listen ?? true) await store.#listen();
       return store;
     } catch (error) {

@@ -22,6 +22,8 @@ export interface PostgresStoreConfig {
   readonly pool_size: number;
   /** Seconds to wait for a connection. */
   readonly connect_timeout_seconds: number;
+  /** This process's id in the fleet (random when unset). */
+  readonly node_id?: string | undefined;
 }
 
 /** The PostgreSQL store's config schema: exactly one of `url` and `url_env`. */
@@ -41,15 +43,27 @@ export const postgresStoreConfig: z.ZodType<PostgresStoreConfig> = z.object({
   connect_timeout_seconds: z.number().int().min(1).default(10).describe(
     "Seconds to wait for a connection before an operation fails",
   ),
+  node_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$/).optional().describe(
+    "This process's id in the fleet, printed by trt serve and shown as its connections' application_name " +
+      "(default: node- and 8 random hex digits, new at each start)",
+  ),
 }).strict().refine((config) => (config.url === undefined) !== (config.url_env === undefined), {
   message: "give exactly one of url and url_env",
 }) as unknown as z.ZodType<PostgresStoreConfig>;
 
-/** The URL a config names: `url`, or the value of the `url_env` variable. */
-export function postgresStoreUrl(config: PostgresStoreConfig): string {
+/**
+ * The URL a config names: `url`, or the value of the `url_env` variable (read through `env`, the process's
+ * environment by default).
+ *
+ * @throws {TerretError} `StoreFailed` when `url_env` names an unset variable
+ */
+export function postgresStoreUrl(
+  config: Pick<PostgresStoreConfig, "url" | "url_env">,
+  env: (name: string) => string | undefined = (name) => Deno.env.get(name),
+): string {
   if (config.url !== undefined) return config.url;
   const name = config.url_env!;
-  const url = Deno.env.get(name);
+  const url = env(name);
   if (url === undefined || url === "") {
     throw new TerretError(
       "StoreFailed",
@@ -58,6 +72,38 @@ export function postgresStoreUrl(config: PostgresStoreConfig): string {
   }
   return url;
 }
+
+/**
+ * The environment postgres.js consults (libpq's `PG*` conventions, for whatever the URL leaves out, and the OS user
+ * name as the default user): granted so a scoped host can open the store.
+ */
+const DRIVER_ENV: readonly string[] = [
+  "PGHOST",
+  "PGPORT",
+  "PGUSER",
+  "PGUSERNAME",
+  "PGDATABASE",
+  "PGPASSWORD",
+  "PGAPPNAME",
+  "PGTARGETSESSIONATTRS",
+  "PGMAX",
+  "PGSSL",
+  "PGSSLNEGOTIATION",
+  "PGIDLE_TIMEOUT",
+  "PGCONNECT_TIMEOUT",
+  "PGMAX_LIFETIME",
+  "PGMAX_PIPELINE",
+  "PGBACKOFF",
+  "PGKEEP_ALIVE",
+  "PGPREPARE",
+  "PGDEBUG",
+  "PGFETCH_TYPES",
+  "PGPUBLICATIONS",
+  "PGTARGET_SESSION_ATTRS",
+  "USERNAME",
+  "USER",
+  "LOGNAME",
+];
 
 /** The `host:port` a URL connects to (for `--allow-net`), or undefined when it cannot be parsed. */
 function netOf(url: string | undefined): string[] | true {
@@ -73,7 +119,7 @@ function netOf(url: string | undefined): string[] | true {
 /**
  * Mounts a {@linkcode PostgresSessionStore} as `session_store` (config row `sessions.store`): the store a fleet of
  * `trt serve` processes shares. Host permissions: `net` to the database (any host when the URL comes from the
- * environment) and `env` of `url_env`.
+ * environment), `env` of `url_env` and of the driver's `PG*` variables.
  */
 export const postgresStorePlugin: Plugin<PostgresStoreConfig> = definePlugin({
   name: "terret-store-postgres",
@@ -83,7 +129,7 @@ export const postgresStorePlugin: Plugin<PostgresStoreConfig> = definePlugin({
   config: postgresStoreConfig,
   permissions: (config) => ({
     net: netOf(config.url),
-    ...(config.url_env === undefined ? {} : { env: [config.url_env] }),
+    env: config.url_env === undefined ? DRIVER_ENV : [config.url_env, ...DRIVER_ENV],
   }),
   async apply(ctx: Context, config: PostgresStoreConfig): Promise<void> {
     const store = await PostgresSessionStore.open({
@@ -91,6 +137,7 @@ export const postgresStorePlugin: Plugin<PostgresStoreConfig> = definePlugin({
       schema: config.schema,
       poolSize: config.pool_size,
       connectTimeoutSeconds: config.connect_timeout_seconds,
+      ...(config.node_id === undefined ? {} : { node: config.node_id }),
       logger: ctx.logger,
     });
     ctx.effect(() => () => store.close(), "close postgres store");
