@@ -63,12 +63,13 @@ test("a restart of PostgreSQL mid-run fails in-flight appends clearly, then the 
   const acked: SessionEvent[] = [];
   const failures: TerretError[] = [];
   let stop = false;
+  const controller = new AbortController();
+  let tail: Promise<void> | undefined;
   try {
     await writer.log.create({ session_id: "s" });
     const streamed: SessionEvent[] = [];
-    const controller = new AbortController();
     // The watcher resumes from its last seq when a read fails while PostgreSQL is down, as a socket client does.
-    const tail = (async () => {
+    tail = (async () => {
       while (!controller.signal.aborted) {
         try {
           const from_seq = streamed.length + 1;
@@ -123,6 +124,8 @@ test("a restart of PostgreSQL mid-run fails in-flight appends clearly, then the 
     assert.deepStrictEqual(streamed, stored);
   } finally {
     stop = true;
+    controller.abort();
+    await tail?.catch(() => {});
     await watcher.close();
     await writer.close();
   }

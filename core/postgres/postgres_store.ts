@@ -61,6 +61,9 @@ const JSON_PAGE_BYTES = 256 * 1024;
 const JSON_PAGE_EVENTS = 1000;
 const READ_PAGE = 5000;
 
+/** What runs statements: the pool, a reserved connection or a transaction. */
+type Runner = Pick<Sql, "unsafe">;
+
 type Row = [string, string, string, string, string | null, string];
 
 /**
@@ -93,9 +96,12 @@ export class PostgresSessionStore implements SessionStore {
   readonly #remote: RemoteHeads;
   readonly #group: AsyncGroupCommit<EventDraft, SessionEvent>;
   #closing: Promise<void> | undefined;
+  /** The one connection group commits are pipelined on (a client of its own, reconnecting by itself). */
+  readonly #writer: Sql;
 
   private constructor(
     sql: Sql,
+    writer: Sql,
     node: string,
     schema: string,
     options: PostgresStoreOptions,
@@ -105,6 +111,7 @@ export class PostgresSessionStore implements SessionStore {
     this.schema = schema;
     const where = `"${this.url}"`;
     this.#sql = sql;
+    this.#writer = writer;
     this.#where = where;
     this.#s = quoted(schema);
     this.#channel = `terret_${schema}`;
@@ -137,20 +144,24 @@ export class PostgresSessionStore implements SessionStore {
       );
     }
     const node = options.node ?? `node-${crypto.randomUUID().slice(0, 8)}`;
-    const sql = postgres(options.url, {
-      max: options.poolSize ?? 4,
-      connect_timeout: options.connectTimeoutSeconds ?? 10,
-      idle_timeout: 60,
-      onnotice: () => {},
-      connection: { application_name: `terret ${node}`.slice(0, 63) },
-    });
+    const client = (max: number): Sql =>
+      postgres(options.url, {
+        max,
+        connect_timeout: options.connectTimeoutSeconds ?? 10,
+        idle_timeout: 60,
+        onnotice: () => {},
+        connection: { application_name: `terret ${node}`.slice(0, 63) },
+      });
+    const sql = client(options.poolSize ?? 4);
+    const writer = client(1);
     try {
       await migrate(sql, schema, where);
-      const store = new PostgresSessionStore(sql, node, schema, options);
+      const store = new PostgresSessionStore(sql, writer, node, schema, options);
       if (options.listen ?? true) await store.#listen();
       return store;
     } catch (error) {
       await sql.end({ timeout: 0 }).catch(() => {});
+      await writer.end({ timeout: 0 }).catch(() => {});
       if (error instanceof TerretError) throw error;
       throw failed(`open the PostgreSQL session store ${where}`, error);
     }
@@ -300,7 +311,7 @@ export class PostgresSessionStore implements SessionStore {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await this.#group.drain();
-      await this.#sql.end({ timeout: 5 });
+      await Promise.all([this.#sql.end({ timeout: 5 }), this.#writer.end({ timeout: 5 })]);
     })();
     return this.#closing;
   }
@@ -313,75 +324,111 @@ export class PostgresSessionStore implements SessionStore {
     );
   }
 
-  /** One group, one transaction: lock the heads (creating missing rows), assign seqs, insert, notify, commit. */
+  /**
+   * One group, one transaction, two round trips on the writer connection: `BEGIN`, the missing head rows created and
+   * every head of the group locked (`FOR UPDATE`, in session id order so writers never deadlock) with the
+   * transaction's id; then the seqs assigned here, and the heads' update, the events' insert, the `NOTIFY` and
+   * `COMMIT` sent together. Each write of the second trip names the transaction id and writes nothing outside that
+   * transaction, and its row counts are checked, so a connection lost between the trips (the second then landing on
+   * a new connection) stores nothing rather than writing unlocked. A statement that fails aborts the transaction, so
+   * the `COMMIT` behind it rolls back.
+   */
   async #commit(batch: readonly EventDraft[]): Promise<Outcome<SessionEvent>[]> {
     const ids = [...new Set(batch.map((draft) => draft.session_id))].sort();
     const s = this.#s;
+    const writer = this.#writer;
     const outcomes: Outcome<SessionEvent>[] = [];
     const committed: SessionEvent[] = [];
+    let open = false;
     try {
-      await this.#sql.begin(async (tx) => {
-        const [, locked] = await Promise.all([
-          tx.unsafe(
-            `INSERT INTO ${s}.session_heads (session_id, head) SELECT id, 0 FROM unnest($1::text[]) AS id ` +
-              "ORDER BY id ON CONFLICT DO NOTHING",
-            [ids],
-          ),
-          tx.unsafe(
-            `SELECT session_id, head FROM ${s}.session_heads WHERE session_id = ANY($1::text[]) ` +
-              "ORDER BY session_id FOR UPDATE",
-            [ids],
-          ).values(),
-        ]);
-        const heads = new Map<string, number>(locked.map((row) => [row[0], Number(row[1])]));
-        const payloads: string[] = [];
-        for (const draft of batch) {
-          const head = heads.get(draft.session_id) ?? 0;
-          if (draft.expect === "new" && head > 0) {
-            outcomes.push({ ok: false, error: sessionExists(draft.session_id) });
-            continue;
-          }
-          if (draft.expect === "existing" && head === 0) {
-            outcomes.push({ ok: false, error: sessionNotFound(draft.session_id) });
-            continue;
-          }
-          const event = envelopeOf(draft, head + 1);
-          heads.set(draft.session_id, head + 1);
-          committed.push(event);
-          payloads.push(draft.payload_json);
-          outcomes.push({ ok: true, value: event });
+      const [, , locked] = await Promise.all([
+        writer.unsafe("BEGIN").then(() => open = true),
+        prepared(
+          writer,
+          `INSERT INTO ${s}.session_heads (session_id, head) SELECT id, 0 FROM unnest($1::text[]) AS id ` +
+            "ORDER BY id ON CONFLICT DO NOTHING",
+          [ids],
+        ),
+        prepared(
+          writer,
+          `SELECT session_id, head, txid_current()::text FROM ${s}.session_heads ` +
+            "WHERE session_id = ANY($1::text[]) ORDER BY session_id FOR UPDATE",
+          [ids],
+        ).values(),
+      ]);
+      const heads = new Map<string, number>(locked.map((row) => [row[0], Number(row[1])]));
+      const txid = String(locked[0]?.[2]);
+      const payloads: string[] = [];
+      for (const draft of batch) {
+        const head = heads.get(draft.session_id) ?? 0;
+        if (draft.expect === "new" && head > 0) {
+          outcomes.push({ ok: false, error: sessionExists(draft.session_id) });
+          continue;
         }
-        if (committed.length === 0) return;
-        const advanced = [...new Set(committed.map((event) => event.session_id))]
-          .map((id): [string, number] => [id, heads.get(id)!]);
-        await Promise.all([
-          tx.unsafe(
-            `UPDATE ${s}.session_heads AS h SET head = v.head FROM unnest($1::text[], $2::bigint[]) ` +
-              "AS v(session_id, head) WHERE h.session_id = v.session_id",
-            [advanced.map((a) => a[0]), advanced.map((a) => a[1])],
-          ),
-          this.#insert(tx, committed, payloads),
-          this.#notify(tx, advanced),
-        ]);
-      });
+        if (draft.expect === "existing" && head === 0) {
+          outcomes.push({ ok: false, error: sessionNotFound(draft.session_id) });
+          continue;
+        }
+        const event = envelopeOf(draft, head + 1);
+        heads.set(draft.session_id, head + 1);
+        committed.push(event);
+        payloads.push(draft.payload_json);
+        outcomes.push({ ok: true, value: event });
+      }
+      if (committed.length === 0) {
+        open = false;
+        await writer.unsafe("ROLLBACK");
+        return outcomes;
+      }
+      const advanced = [...new Set(committed.map((event) => event.session_id))]
+        .map((id): [string, number] => [id, heads.get(id)!]);
+      const [updated, inserted, , end] = await Promise.all([
+        prepared(
+          writer,
+          `UPDATE ${s}.session_heads AS h SET head = v.head FROM unnest($1::text[], $2::bigint[]) ` +
+            "AS v(session_id, head) WHERE h.session_id = v.session_id AND txid_current()::text = $3",
+          [advanced.map((a) => a[0]), advanced.map((a) => a[1]), txid],
+        ),
+        this.#insert(writer, committed, payloads, txid),
+        this.#notify(writer, advanced, txid),
+        writer.unsafe("COMMIT"),
+      ]);
+      open = false;
+      // A COMMIT of a transaction a statement aborted answers ROLLBACK (Promise.all has thrown then); writes that
+      // landed outside the transaction wrote nothing.
+      if (
+        end.command !== "COMMIT" || updated.count !== advanced.length ||
+        inserted.count !== committed.length
+      ) {
+        throw new Error(
+          "the connection was lost in the middle of the transaction; nothing was written",
+        );
+      }
     } catch (error) {
+      if (open) await writer.unsafe("ROLLBACK").catch(() => {});
       throw failed(`append to the PostgreSQL session store ${this.#where}`, error);
     }
     for (const event of committed) this.#listeners.notify(event);
     return outcomes;
   }
 
-  /** Inserts events in one statement (arrays unnested server-side). */
+  /**
+   * Inserts events in one statement (arrays unnested server-side); with `txid`, only inside that transaction (outside
+   * it, none).
+   */
   #insert(
-    tx: postgres.TransactionSql,
+    tx: Runner,
     events: readonly SessionEvent[],
     payloads: readonly string[],
-  ): Promise<unknown> {
-    return tx.unsafe(
+    txid?: string,
+  ): postgres.PendingQuery<postgres.Row[]> {
+    return prepared(
+      tx,
       `INSERT INTO ${this.#s}.session_events (session_id, seq, id, at, type, parent_id, payload) ` +
         "SELECT session_id, seq, id, at, type, parent_id, payload::json FROM unnest($1::text[], $2::bigint[], " +
         "$3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) " +
-        "AS v(session_id, seq, id, at, type, parent_id, payload)",
+        "AS v(session_id, seq, id, at, type, parent_id, payload) " +
+        "WHERE $8::text IS NULL OR txid_current()::text = $8",
       [
         events.map((e) => e.session_id),
         events.map((e) => e.seq),
@@ -390,17 +437,19 @@ export class PostgresSessionStore implements SessionStore {
         events.map((e) => e.type),
         events.map((e) => e.parent_id),
         payloads as string[],
+        txid ?? null,
       ],
     );
   }
 
   /** `NOTIFY`s the heads a transaction advanced (delivered on commit; ids and seqs only, never payloads). */
-  #notify(tx: postgres.TransactionSql, heads: readonly [string, number][]): Promise<unknown> {
+  #notify(tx: Runner, heads: readonly [string, number][], txid?: string): Promise<unknown> {
     const messages = this.#remote.encode(heads);
-    return tx.unsafe("SELECT pg_notify($1, m) FROM unnest($2::text[]) AS m", [
-      this.#channel,
-      messages,
-    ]);
+    return prepared(
+      tx,
+      "SELECT pg_notify($1, m) FROM unnest($2::text[]) AS m WHERE $3::text IS NULL OR txid_current()::text = $3",
+      [this.#channel, messages, txid ?? null],
+    );
   }
 
   async #query<R extends unknown[]>(
@@ -409,7 +458,7 @@ export class PostgresSessionStore implements SessionStore {
     action: string,
   ): Promise<R[]> {
     try {
-      return await this.#sql.unsafe(text, params as never[]).values() as unknown as R[];
+      return await prepared(this.#sql, text, params).values() as unknown as R[];
     } catch (error) {
       throw failed(`${action} from the PostgreSQL session store ${this.#where}`, error);
     }
@@ -429,6 +478,18 @@ export class PostgresSessionStore implements SessionStore {
     this.#logger?.log("error", error.message, { code: error.code, session_id: sessionId, seq });
     return error;
   }
+}
+
+/**
+ * A statement as a named prepared statement (cached per connection): its parameter types are described once per
+ * connection rather than before every execution, so pipelined statements cost one round trip together.
+ */
+function prepared(
+  sql: Runner,
+  text: string,
+  params: unknown[],
+): postgres.PendingQuery<postgres.Row[]> {
+  return sql.unsafe(text, params as never[], { prepare: true });
 }
 
 /** `StoreFailed` for a database failure, naming the PostgreSQL error (or connection fault) it came from. */
