@@ -13,12 +13,15 @@ const test = (name: string, fn: () => Promise<void>): void =>
   Deno.test({ name: `postgres store: ${name}`, ignore: lane.skip !== undefined, fn });
 
 /** A store and its log, as one `trt serve` process holds them. */
-async function node(schema: string): Promise<{ log: SessionLog; close: () => Promise<void> }> {
+async function node(
+  schema: string,
+): Promise<{ log: SessionLog; store: PostgresSessionStore; close: () => Promise<void> }> {
   const store = await PostgresSessionStore.open({ url, schema });
   const ctx = createContext({ mode: "test", logger: createMemoryLogger() });
   const log = new SessionLog(ctx, store);
   return {
     log,
+    store,
     close: async () => {
       await ctx.dispose();
       await store.close();
@@ -43,9 +46,17 @@ test("a stream on one process tails another process's appends live, with no gap 
   try {
     await a.log.create({ session_id: "s" });
     await a.log.append("s", chunk("before"));
-    // B's stream replays seqs 1-2 from the store, then only a notification can tell it about A's appends: B appends
-    // nothing itself.
+    // B's stream replays seqs 1-2 from the store; once it has read to the end (an empty read), only a notification
+    // can tell it about A's appends: B appends nothing itself.
+    let caughtUp = false;
+    const read = b.store.read.bind(b.store);
+    b.store.read = async (...args) => {
+      const events = await read(...args);
+      if (events.length === 0) caughtUp = true;
+      return events;
+    };
     const streamed = collect((signal) => b.log.stream("s", { signal }), 402);
+    await until("B's stream has replayed to the end", () => caughtUp);
     await Promise.all([0, 1, 2, 3].map(async (w) => {
       for (let i = 0; i < 100; i++) await a.log.append("s", chunk(`${w}.${i}`));
     }));
