@@ -60,6 +60,8 @@ export const CORE_ERROR_CODES = {
   SessionExists: "A session with the id already exists",
   SessionInUse: "A live agent already drives the session",
   SessionNotFound: "No session has the id",
+  StaleFencingToken:
+    "An append carried an agent lease's fencing token older than the current one: another node acquired the lease",
   StoreClosed: "A session store was used after it was closed",
   StoreCorrupt: "A session store's data cannot be read back as events",
   StoreFailed: "A session store failed to read or write",

@@ -10,7 +10,7 @@ import { TerretError } from "../errors.ts";
  * The migrations, in order: migration `i` takes the schema from version `i` to `i + 1`. `{s}` is the quoted schema
  * name. Append only: a released migration is never edited.
  */
-const MIGRATIONS: readonly string[] = [
+export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE {s}.session_heads (
     session_id text COLLATE "C" PRIMARY KEY,
@@ -25,6 +25,13 @@ const MIGRATIONS: readonly string[] = [
     parent_id text,
     payload json NOT NULL,
     CONSTRAINT session_events_session_seq UNIQUE (session_id, seq)
+  );`,
+  `
+  CREATE TABLE {s}.agent_leases (
+    agent_id text COLLATE "C" PRIMARY KEY,
+    owner text NOT NULL,
+    expires_at timestamptz NOT NULL,
+    token bigint NOT NULL
   );`,
 ];
 

@@ -13,3 +13,4 @@ export {
 } from "./postgres_store_plugin.ts";
 export { SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION } from "./_schema.ts";
 export { type PostgresProbe, probePostgresStore } from "./probe.ts";
+export { type Lease, PostgresLeases } from "./leases.ts";

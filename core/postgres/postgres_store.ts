@@ -33,6 +33,13 @@ import type {
 import { AsyncGroupCommit, type Outcome } from "./_async_group.ts";
 import { migrate, quoted, redactUrl, SCHEMA_NAME } from "./_schema.ts";
 import { RemoteHeads } from "./_remote_heads.ts";
+import { type Lease, PostgresLeases } from "./leases.ts";
+
+/** A queued append: the draft and, for a fenced append, the lease's token it was made under. */
+interface Append {
+  readonly draft: EventDraft;
+  readonly token: number | undefined;
+}
 
 /** Options for {@linkcode PostgresSessionStore.open}. */
 export interface PostgresStoreOptions {
@@ -94,7 +101,9 @@ export class PostgresSessionStore implements SessionStore {
   readonly #logger: Logger | undefined;
   readonly #listeners: CommitListeners;
   readonly #remote: RemoteHeads;
-  readonly #group: AsyncGroupCommit<EventDraft, SessionEvent>;
+  readonly #group: AsyncGroupCommit<Append, SessionEvent>;
+  /** Agents' leases with their fencing tokens. */
+  readonly leases: PostgresLeases;
   #closing: Promise<void> | undefined;
   /** The one connection group commits are pipelined on (a client of its own, reconnecting by itself). */
   readonly #writer: Sql;
@@ -123,8 +132,9 @@ export class PostgresSessionStore implements SessionStore {
     this.#group = new AsyncGroupCommit((batch) => this.#commit(batch), {
       maxItems: options.maxGroupEvents ?? 1000,
       maxBytes: options.maxGroupBytes ?? 8 * 1024 * 1024,
-      sizeOf: (draft) => draft.payload_json.length,
+      sizeOf: (append) => append.draft.payload_json.length,
     });
+    this.leases = new PostgresLeases(sql, this.#s);
   }
 
   /**
@@ -169,7 +179,17 @@ export class PostgresSessionStore implements SessionStore {
 
   append(draft: EventDraft): Promise<SessionEvent> {
     if (this.#closing !== undefined) return Promise.reject(storeClosed(this.kind));
-    return this.#group.submit(draft);
+    return this.#group.submit({ draft, token: undefined });
+  }
+
+  /**
+   * Appends under an agent's lease (the agent is the draft's session): refused with `StaleFencingToken`, nothing
+   * appended, unless `lease.token` is the agent's current fencing token inside the write transaction. The lease row is
+   * share-locked until the commit, so no append under an older token commits after a newer one was granted.
+   */
+  appendFenced(draft: EventDraft, lease: Pick<Lease, "token">): Promise<SessionEvent> {
+    if (this.#closing !== undefined) return Promise.reject(storeClosed(this.kind));
+    return this.#group.submit({ draft, token: lease.token });
   }
 
   async importSession(events: readonly SessionEvent[]): Promise<void> {
@@ -333,15 +353,19 @@ export class PostgresSessionStore implements SessionStore {
    * a new connection) stores nothing rather than writing unlocked. A statement that fails aborts the transaction, so
    * the `COMMIT` behind it rolls back.
    */
-  async #commit(batch: readonly EventDraft[]): Promise<Outcome<SessionEvent>[]> {
+  async #commit(appends: readonly Append[]): Promise<Outcome<SessionEvent>[]> {
+    const batch = appends.map((append) => append.draft);
     const ids = [...new Set(batch.map((draft) => draft.session_id))].sort();
+    const fenced = [
+      ...new Set(appends.filter((a) => a.token !== undefined).map((a) => a.draft.session_id)),
+    ].sort();
     const s = this.#s;
     const writer = this.#writer;
     const outcomes: Outcome<SessionEvent>[] = [];
     const committed: SessionEvent[] = [];
     let open = false;
     try {
-      const [, , locked] = await Promise.all([
+      const [, , locked, leased] = await Promise.all([
         writer.unsafe("BEGIN").then(() => open = true),
         prepared(
           writer,
@@ -355,12 +379,26 @@ export class PostgresSessionStore implements SessionStore {
             "WHERE session_id = ANY($1::text[]) ORDER BY session_id FOR UPDATE",
           [ids],
         ).values(),
+        fenced.length === 0 ? Promise.resolve([]) : prepared(
+          writer,
+          `SELECT agent_id, token::text FROM ${s}.agent_leases WHERE agent_id = ANY($1::text[]) ` +
+            "ORDER BY agent_id FOR SHARE",
+          [fenced],
+        ).values(),
       ]);
+      const tokens = new Map<string, number>(leased.map((row) => [row[0], Number(row[1])]));
       const heads = new Map<string, number>(locked.map((row) => [row[0], Number(row[1])]));
       const txid = String(locked[0]?.[2]);
       const payloads: string[] = [];
-      for (const draft of batch) {
+      for (const { draft, token } of appends) {
         const head = heads.get(draft.session_id) ?? 0;
+        if (token !== undefined && tokens.get(draft.session_id) !== token) {
+          outcomes.push({
+            ok: false,
+            error: staleToken(draft.session_id, token, tokens.get(draft.session_id)),
+          });
+          continue;
+        }
         if (draft.expect === "new" && head > 0) {
           outcomes.push({ ok: false, error: sessionExists(draft.session_id) });
           continue;
@@ -490,6 +528,19 @@ function prepared(
   params: unknown[],
 ): postgres.PendingQuery<postgres.Row[]> {
   return sql.unsafe(text, params as never[], { prepare: true });
+}
+
+/** `StaleFencingToken`: an append under a lease another node has since acquired. */
+function staleToken(agentId: string, token: number, current: number | undefined): TerretError {
+  return new TerretError(
+    "StaleFencingToken",
+    `Cannot append to session "${agentId}" under fencing token ${token}: ${
+      current === undefined
+        ? "no lease was ever granted"
+        : `the agent's lease is at token ${current}`
+    } (another node holds the agent)`,
+    { details: { session_id: agentId, token, current: current ?? null } },
+  );
 }
 
 /** `StoreFailed` for a database failure, naming the PostgreSQL error (or connection fault) it came from. */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import { TerretError } from "../errors.ts";
 import { PostgresSessionStore } from "./postgres_store.ts";
-import { SCHEMA_VERSION } from "./_schema.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "./_schema.ts";
 import { runSessionStoreConformance } from "../../tests/conformance/session_store.ts";
 import { freePort, postgresLane } from "../../tests/postgres/cluster.ts";
 
@@ -101,4 +101,106 @@ test("a bad schema name is refused before connecting", async () => {
         'Cannot open the PostgreSQL session store "postgres://terret@127.0.0.1:1/x": schema "Bad-Name" must match /^[a-z_][a-z0-9_]{0,62}$/',
     },
   );
+});
+
+function draft(sessionId: string, text: string, expect: "new" | "existing" = "existing") {
+  const payload = { kind: "text", text };
+  return {
+    id: crypto.randomUUID(),
+    session_id: sessionId,
+    at: new Date(0).toISOString(),
+    type: expect === "new" ? "session/created" : "assistant/chunk",
+    payload: expect === "new" ? {} : payload,
+    parent_id: null,
+    payload_json: expect === "new" ? "{}" : JSON.stringify(payload),
+    expect,
+  };
+}
+
+test("an agent's lease goes to one node at a time, and each new holder gets the next fencing token", async () => {
+  const store = await PostgresSessionStore.open({ url, schema: "leases", listen: false });
+  try {
+    const first = await store.leases.acquire("op", "node-a", 60_000);
+    assert.deepStrictEqual([first?.owner, first?.token], ["node-a", 1]);
+    assert.equal(await store.leases.acquire("op", "node-b", 60_000), undefined);
+    // The holder acquiring again renews under the same token.
+    const again = await store.leases.acquire("op", "node-a", 60_000);
+    assert.deepStrictEqual([again?.owner, again?.token], ["node-a", 1]);
+    assert.equal(await store.leases.release(first!), true);
+    assert.equal(await store.leases.release(first!), false);
+    const second = await store.leases.acquire("op", "node-b", 60_000);
+    assert.deepStrictEqual([second?.owner, second?.token], ["node-b", 2]);
+    assert.equal(await store.leases.renew(first!, 60_000), undefined);
+    assert.deepStrictEqual((await store.leases.renew(second!, 60_000))?.token, 2);
+  } finally {
+    await store.close();
+    await (await harness("leases")).cleanup();
+  }
+});
+
+test("split brain: a paused holder whose lease was taken over has its next append refused by the fencing token", async () => {
+  const a = await PostgresSessionStore.open({ url, schema: "fencing", listen: false });
+  const b = await PostgresSessionStore.open({ url, schema: "fencing", listen: false });
+  try {
+    await a.append(draft("op", "", "new"));
+    // Node A's lease with a ttl of 0 is what a holder paused past its ttl has: expired, not yet taken.
+    const old = (await a.leases.acquire("op", "node-a", 0))!;
+    assert.equal((await a.appendFenced(draft("op", "a1"), old)).seq, 2);
+    const taken = (await b.leases.acquire("op", "node-b", 60_000))!;
+    assert.deepStrictEqual([taken.owner, taken.token], ["node-b", old.token + 1]);
+    assert.equal((await b.appendFenced(draft("op", "b1"), taken)).seq, 3);
+    // A resumes and appends under its old token: refused, nothing appended.
+    await assert.rejects(a.appendFenced(draft("op", "a2"), old), {
+      code: "StaleFencingToken",
+      message:
+        `Cannot append to session "op" under fencing token ${old.token}: the agent's lease is at token ` +
+        `${taken.token} (another node holds the agent)`,
+    });
+    assert.equal(await a.leases.renew(old, 60_000), undefined);
+    assert.equal((await b.appendFenced(draft("op", "b2"), taken)).seq, 4);
+    assert.deepStrictEqual(
+      (await a.read("op")).map((e) => [e.seq, (e.payload as { text?: string }).text]),
+      [[1, undefined], [2, "a1"], [3, "b1"], [4, "b2"]],
+    );
+    await assert.rejects(a.appendFenced(draft("nobody", "x"), old), {
+      code: "StaleFencingToken",
+      message:
+        `Cannot append to session "nobody" under fencing token ${old.token}: no lease was ever granted ` +
+        "(another node holds the agent)",
+    });
+  } finally {
+    await b.close();
+    await a.close();
+    await (await harness("fencing")).cleanup();
+  }
+});
+
+test("a schema at an older version is upgraded in place, keeping its events", async () => {
+  const sql = postgres(url, { onnotice: () => {} });
+  try {
+    await sql.unsafe("CREATE SCHEMA older");
+    await sql.unsafe(
+      "CREATE TABLE older.terret_schema (one boolean PRIMARY KEY DEFAULT true CHECK (one), version integer NOT NULL)",
+    );
+    await sql.unsafe(MIGRATIONS[0]!.replaceAll("{s}", '"older"'));
+    await sql.unsafe("INSERT INTO older.terret_schema (version) VALUES (1)");
+    await sql.unsafe(
+      "INSERT INTO older.session_heads VALUES ('s', 1); INSERT INTO older.session_events VALUES " +
+        `('s', 1, 'e1', '1970-01-01T00:00:00.000Z', 'session/created', NULL, '{}')`,
+    );
+    const store = await PostgresSessionStore.open({ url, schema: "older", listen: false });
+    try {
+      assert.deepStrictEqual(
+        [...await sql.unsafe("SELECT version FROM older.terret_schema").values()],
+        [[SCHEMA_VERSION]],
+      );
+      assert.deepStrictEqual((await store.read("s")).map((e) => [e.seq, e.id]), [[1, "e1"]]);
+      assert.equal((await store.leases.acquire("s", "node-a", 1000))?.token, 1);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await sql.unsafe("DROP SCHEMA older CASCADE");
+    await sql.end();
+  }
 });
