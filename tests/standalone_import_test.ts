@@ -103,6 +103,7 @@ Deno.test("core type-checks and runs through each of its entries with nothing bu
       "./approvals",
       "./seams",
       "./testing",
+      "./postgres",
     ]);
     const imports: Record<string, string> = {
       "@terret/hames": "./pkg/hames/mod.ts",
@@ -128,6 +129,7 @@ Deno.test("core type-checks and runs through each of its entries with nothing bu
         'import { Redactor } from "@terret/core/redaction";',
         'import { SandboxKey } from "@terret/core/seams";',
         'import { scriptedAdapter } from "@terret/core/testing";',
+        'import { postgresStorePlugin } from "@terret/core/postgres";',
         "const ctx = createContext();",
         "await new Loader(ctx).load([",
         '  { id: "sessions.store", plugin: memoryStorePlugin, config: {} },',
@@ -135,7 +137,7 @@ Deno.test("core type-checks and runs through each of its entries with nothing bu
         "]);",
         'await ctx.get(SessionsKey).create({ session_id: "s1" });',
         'const tool = defineTool({ name: "noop", description: "Does nothing", parameters: { type: "object" }, handler: () => ({ content: "ok" }) });',
-        "const used = [SessionLog, LlmRegistry, mcpPlugin, AgentRegistry, AgentLoop, PromptAssembler, Redactor, SandboxKey, scriptedAdapter];",
+        "const used = [SessionLog, LlmRegistry, mcpPlugin, AgentRegistry, AgentLoop, PromptAssembler, Redactor, SandboxKey, scriptedAdapter, postgresStorePlugin];",
         'console.log(`session=${(await ctx.get(SessionsKey).read("s1"))[0]?.type} tool=${tool.name} entries=${used.length}`);',
         "await ctx.dispose();",
       ].join("\n"),
@@ -144,7 +146,7 @@ Deno.test("core type-checks and runs through each of its entries with nothing bu
     assert.equal(checked.code, 0, checked.stderr);
     const ran = await deno(["run", "main.ts"], dir);
     assert.equal(ran.code, 0, ran.stderr);
-    assert.equal(ran.stdout, "session=session/created tool=noop entries=9\n");
+    assert.equal(ran.stdout, "session=session/created tool=noop entries=10\n");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
