@@ -24,31 +24,40 @@ export type Runner = Pick<Sql, "unsafe">;
 
 /** Writes groups of appends on one connection. */
 export class GroupWriter {
-  readonly #writer: Sql;
+  readonly #connect: () => Sql;
+  readonly #timeoutMs: number;
+  #writer: Sql;
   readonly #s: string;
   readonly #channel: string;
   readonly #encode: (heads: readonly (readonly [string, number])[]) => string[];
 
   /**
-   * @param writer a client of one connection (`max: 1`), so `BEGIN` and `COMMIT` frame the statements between them
+   * @param connect makes a client of one connection (`max: 1`), so `BEGIN` and `COMMIT` frame the statements between
+   *   them; called again to replace a client a group commit gave up on
+   * @param timeoutMs how long a group commit may wait for PostgreSQL (a query for a connection that cannot be made
+   *   waits for one), after which its client is destroyed (rejecting what it holds) and replaced
    * @param quotedSchema the schema, quoted
    * @param channel the `NOTIFY` channel
    * @param encode the notification payloads for the heads a group advanced
    */
   constructor(
-    writer: Sql,
+    connect: () => Sql,
+    timeoutMs: number,
     quotedSchema: string,
     channel: string,
     encode: (heads: readonly (readonly [string, number])[]) => string[],
   ) {
-    this.#writer = writer;
+    this.#connect = connect;
+    this.#timeoutMs = timeoutMs;
+    this.#writer = connect();
     this.#s = quotedSchema;
     this.#channel = channel;
     this.#encode = encode;
   }
 
   /**
-   * One group, one transaction, two round trips on the writer connection: `BEGIN`, the missing head rows created and
+   * One group, one transaction, two round trips on the writer connection: `BEGIN`, the head rows of created sessions
+   * inserted when missing, and
    * every head of the group locked (`FOR UPDATE`, in session id order so writers never deadlock) with the
    * transaction's id; then the seqs assigned here, and the heads' update, the events' insert, the `NOTIFY` and
    * `COMMIT` sent together. Each write of the second trip names the transaction id and writes nothing outside that
@@ -59,24 +68,53 @@ export class GroupWriter {
   async commit(
     appends: readonly Append[],
   ): Promise<{ outcomes: Outcome<SessionEvent>[]; committed: SessionEvent[] }> {
+    const writer = this.#writer;
+    let expired = false;
+    const timer = setTimeout(() => {
+      expired = true;
+      if (this.#writer === writer) this.#writer = this.#connect();
+      void writer.end({ timeout: 0 }).catch(() => {});
+    }, this.#timeoutMs);
+    try {
+      return await this.#commitOn(writer, appends);
+    } catch (error) {
+      if (!expired) throw error;
+      throw new Error(`PostgreSQL did not answer within ${this.#timeoutMs} ms`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Closes the writer connection. */
+  end(): Promise<void> {
+    return this.#writer.end({ timeout: 5 });
+  }
+
+  async #commitOn(
+    writer: Sql,
+    appends: readonly Append[],
+  ): Promise<{ outcomes: Outcome<SessionEvent>[]; committed: SessionEvent[] }> {
     const batch = appends.map((append) => append.draft);
     const ids = [...new Set(batch.map((draft) => draft.session_id))].sort();
     const fenced = [
       ...new Set(appends.filter((a) => a.token !== undefined).map((a) => a.draft.session_id)),
     ].sort();
+    // Head rows are created only for sessions a draft creates: an `existing` draft without one is SessionNotFound.
+    const created = [
+      ...new Set(batch.filter((draft) => draft.expect === "new").map((draft) => draft.session_id)),
+    ].sort();
     const s = this.#s;
-    const writer = this.#writer;
     const outcomes: Outcome<SessionEvent>[] = [];
     const committed: SessionEvent[] = [];
     let open = false;
     try {
       const [, , locked, leased] = await Promise.all([
         writer.unsafe("BEGIN").then(() => open = true),
-        prepared(
+        created.length === 0 ? Promise.resolve() : prepared(
           writer,
           `INSERT INTO ${s}.session_heads (session_id, head) SELECT id, 0 FROM unnest($1::text[]) AS id ` +
             "ORDER BY id ON CONFLICT DO NOTHING",
-          [ids],
+          [created],
         ),
         prepared(
           writer,

@@ -16,7 +16,7 @@ const test = (name: string, fn: () => Promise<void>): void =>
 async function node(
   schema: string,
 ): Promise<{ log: SessionLog; store: PostgresSessionStore; close: () => Promise<void> }> {
-  const store = await PostgresSessionStore.open({ url, schema });
+  const store = await PostgresSessionStore.open({ url, schema, commitTimeoutMs: 2000 });
   const ctx = createContext({ mode: "test", logger: createMemoryLogger() });
   const log = new SessionLog(ctx, store);
   return {
@@ -74,6 +74,7 @@ test("a restart of PostgreSQL mid-run fails in-flight appends clearly, then the 
   const acked: SessionEvent[] = [];
   const failures: TerretError[] = [];
   let stop = false;
+  let down = false;
   const controller = new AbortController();
   let tail: Promise<void> | undefined;
   try {
@@ -108,8 +109,10 @@ test("a restart of PostgreSQL mid-run fails in-flight appends clearly, then the 
     });
     await until("100 appends are acknowledged", () => acked.length >= 100);
     await lane.cluster!.stop();
+    down = true;
     await until("an append fails while PostgreSQL is down", () => failures.length > 0);
     await lane.cluster!.start();
+    down = false;
     const before = acked.length;
     await until("100 more appends are acknowledged", () => acked.length >= before + 100);
     stop = true;
@@ -135,6 +138,7 @@ test("a restart of PostgreSQL mid-run fails in-flight appends clearly, then the 
     assert.deepStrictEqual(streamed, stored);
   } finally {
     stop = true;
+    if (down) await lane.cluster!.start();
     controller.abort();
     await tail?.catch(() => {});
     await watcher.close();

@@ -50,6 +50,11 @@ export interface PostgresStoreOptions {
   readonly connectTimeoutSeconds?: number;
   /** This process's id in the fleet (default `node-` and 8 random hex digits): its connections' application name. */
   readonly node?: string;
+  /**
+   * How long a group commit may wait for PostgreSQL, in milliseconds (default 15,000): while the server is down, an
+   * append fails after this rather than waiting for it to come back.
+   */
+  readonly commitTimeoutMs?: number;
   /** Whether to `LISTEN` for other processes' commits (default true). */
   readonly listen?: boolean;
   /** Where listener failures and unreadable rows are reported. */
@@ -95,13 +100,11 @@ export class PostgresSessionStore implements SessionStore {
   /** Agents' leases with their fencing tokens. */
   readonly leases: PostgresLeases;
   #closing: Promise<void> | undefined;
-  /** The one connection group commits are pipelined on (a client of its own, reconnecting by itself). */
-  readonly #writer: Sql;
   readonly #writes: GroupWriter;
 
   private constructor(
     sql: Sql,
-    writer: Sql,
+    writer: () => Sql,
     node: string,
     schema: string,
     options: PostgresStoreOptions,
@@ -111,7 +114,6 @@ export class PostgresSessionStore implements SessionStore {
     this.schema = schema;
     const where = `"${this.url}"`;
     this.#sql = sql;
-    this.#writer = writer;
     this.#where = where;
     this.#s = quoted(schema);
     this.#channel = `terret_${schema}`;
@@ -128,6 +130,7 @@ export class PostgresSessionStore implements SessionStore {
     this.leases = new PostgresLeases(sql, this.#s);
     this.#writes = new GroupWriter(
       writer,
+      options.commitTimeoutMs ?? 15_000,
       this.#s,
       this.#channel,
       (heads) => this.#remote.encode(heads),
@@ -160,15 +163,13 @@ export class PostgresSessionStore implements SessionStore {
         connection: { application_name: `terret ${node}`.slice(0, 63) },
       });
     const sql = client(options.poolSize ?? 4);
-    const writer = client(1);
     try {
       await migrate(sql, schema, where);
-      const store = new PostgresSessionStore(sql, writer, node, schema, options);
+      const store = new PostgresSessionStore(sql, () => client(1), node, schema, options);
       if (options.listen ?? true) await store.#listen();
       return store;
     } catch (error) {
       await sql.end({ timeout: 0 }).catch(() => {});
-      await writer.end({ timeout: 0 }).catch(() => {});
       if (error instanceof TerretError) throw error;
       throw failed(`open the PostgreSQL session store ${where}`, error);
     }
@@ -328,7 +329,7 @@ export class PostgresSessionStore implements SessionStore {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await this.#group.drain();
-      await Promise.all([this.#sql.end({ timeout: 5 }), this.#writer.end({ timeout: 5 })]);
+      await Promise.all([this.#sql.end({ timeout: 5 }), this.#writes.end()]);
     })();
     return this.#closing;
   }
