@@ -29,6 +29,7 @@ import {
   ToolAllowList,
   ToolRegistry,
 } from "@terret/core";
+import { postgresStorePlugin } from "@terret/core/postgres";
 import {
   bwrapSandboxPlugin,
   denoSandboxPlugin,
@@ -46,8 +47,8 @@ import { WsInterface } from "@terret/ws";
 import { acpSubagentsPlugin } from "@terret/acp";
 
 /**
- * Every built-in plugin: the core (the session stores `terret-store-sqlite`, `terret-store-jsonl` and
- * `terret-store-memory`, `terret-sessions`, the model registry `terret-llm`, the adapter `terret-llm-openrouter`, the
+ * Every built-in plugin: the core (the session stores `terret-store-sqlite`, `terret-store-postgres` (the fleet's),
+ * `terret-store-jsonl` and `terret-store-memory`, `terret-sessions`, the model registry `terret-llm`, the adapter `terret-llm-openrouter`, the
  * cassette `terret-llm-recorder` and `terret-llm-replayer`, `terret-tools`, the allow list `terret-tools-allow`,
  * `terret-prompt`, redaction `terret-redaction`, credentials `terret-credentials`, `terret-agents`, the default
  * driver `terret-loop` and the MCP client `terret-mcp`, one `mcp.<server>` row per server), the execution world
@@ -59,6 +60,7 @@ import { acpSubagentsPlugin } from "@terret/acp";
  */
 export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   sqliteStorePlugin,
+  postgresStorePlugin,
   jsonlStorePlugin,
   memoryStorePlugin,
   sessionsPlugin,

@@ -9,7 +9,7 @@ const BASE = fileURLToPath(new URL("../bundles/base.yml", import.meta.url));
 const CORE_PLUGINS =
   "terret-agents, terret-approvals, terret-compaction, terret-credentials, terret-llm, terret-llm-openrouter, " +
   "terret-llm-recorder, terret-llm-replayer, terret-loop, terret-mcp, terret-prompt, terret-redaction, terret-sessions, " +
-  "terret-store-jsonl, terret-store-memory, terret-store-sqlite, terret-subagents, terret-subagents-acp, " +
+  "terret-store-jsonl, terret-store-memory, terret-store-postgres, terret-store-sqlite, terret-subagents, terret-subagents-acp, " +
   "terret-telemetry, terret-titler, terret-tools, terret-tools-allow, terret-tools-std, terret-ws";
 
 Deno.test("runDoctor() reports every row's problem without booting or importing unconsented code", async () => {

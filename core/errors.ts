@@ -60,10 +60,14 @@ export const CORE_ERROR_CODES = {
   SessionExists: "A session with the id already exists",
   SessionInUse: "A live agent already drives the session",
   SessionNotFound: "No session has the id",
+  StaleFencingToken:
+    "An append carried an agent lease's fencing token older than the current one: another node acquired the lease",
   StoreClosed: "A session store was used after it was closed",
   StoreCorrupt: "A session store's data cannot be read back as events",
   StoreFailed: "A session store failed to read or write",
   StoreLocked: "Another process holds the session store's lock",
+  StoreSchemaNewer:
+    "A session store's schema is a newer version than this Terret knows (upgrade Terret, never downgrade the schema)",
   ToolExists: "A tool with the name is already registered",
   ToolNameClash: "Two MCP tools sanitise to the same registered name",
   TurnCancelled: "The abort reason of a turn cancelled by `agent.cancel`",

@@ -11,6 +11,7 @@ import * as coreCompaction from "@terret/core/compaction";
 import * as coreLlm from "@terret/core/llm";
 import * as coreLoop from "@terret/core/loop";
 import * as coreMcp from "@terret/core/mcp";
+import * as corePostgres from "@terret/core/postgres";
 import * as corePrompt from "@terret/core/prompt";
 import * as coreRedaction from "@terret/core/redaction";
 import * as coreSeams from "@terret/core/seams";
@@ -32,6 +33,7 @@ const ENTRIES: Readonly<Record<string, Record<string, unknown>>> = {
   "@terret/core/llm": coreLlm,
   "@terret/core/loop": coreLoop,
   "@terret/core/mcp": coreMcp,
+  "@terret/core/postgres": corePostgres,
   "@terret/core/prompt": corePrompt,
   "@terret/core/redaction": coreRedaction,
   "@terret/core/seams": coreSeams,

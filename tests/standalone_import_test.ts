@@ -105,6 +105,7 @@ Deno.test("core type-checks and runs through each of its entries with nothing bu
       "./seams",
       "./subagents",
       "./testing",
+      "./postgres",
     ]);
     const imports: Record<string, string> = {
       "@terret/hames": "./pkg/hames/mod.ts",
@@ -131,6 +132,7 @@ Deno.test("core type-checks and runs through each of its entries with nothing bu
         'import { SandboxKey } from "@terret/core/seams";',
         'import { SubagentsService } from "@terret/core/subagents";',
         'import { scriptedAdapter } from "@terret/core/testing";',
+        'import { postgresStorePlugin } from "@terret/core/postgres";',
         "const ctx = createContext();",
         "await new Loader(ctx).load([",
         '  { id: "sessions.store", plugin: memoryStorePlugin, config: {} },',
@@ -138,7 +140,7 @@ Deno.test("core type-checks and runs through each of its entries with nothing bu
         "]);",
         'await ctx.get(SessionsKey).create({ session_id: "s1" });',
         'const tool = defineTool({ name: "noop", description: "Does nothing", parameters: { type: "object" }, handler: () => ({ content: "ok" }) });',
-        "const used = [SessionLog, LlmRegistry, mcpPlugin, AgentRegistry, AgentLoop, PromptAssembler, Redactor, SandboxKey, SubagentsService, scriptedAdapter];",
+        "const used = [SessionLog, LlmRegistry, mcpPlugin, AgentRegistry, AgentLoop, PromptAssembler, Redactor, SandboxKey, SubagentsService, scriptedAdapter, postgresStorePlugin];",
         'console.log(`session=${(await ctx.get(SessionsKey).read("s1"))[0]?.type} tool=${tool.name} entries=${used.length}`);',
         "await ctx.dispose();",
       ].join("\n"),

@@ -19,6 +19,7 @@ import * as coreAgents from "@terret/core/agents";
 import * as coreLlm from "@terret/core/llm";
 import * as coreLoop from "@terret/core/loop";
 import * as coreMcp from "@terret/core/mcp";
+import * as corePostgres from "@terret/core/postgres";
 import * as corePrompt from "@terret/core/prompt";
 import * as coreRedaction from "@terret/core/redaction";
 import * as coreSeams from "@terret/core/seams";
@@ -48,6 +49,7 @@ const modules: readonly Record<string, unknown>[] = [
   coreRedaction,
   coreMcp,
   coreSubagents,
+  corePostgres,
   exec,
   execFs,
   execSandbox,

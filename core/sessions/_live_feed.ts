@@ -37,6 +37,20 @@ export class LiveFeed {
     this.#notify();
   }
 
+  /**
+   * Another process committed up to `head`: unless this feed already buffered it, the stream catches up from the
+   * store (the same path as an overflow).
+   */
+  reveal(head: number): void {
+    if (this.behind || this.closed) return;
+    const last = this.#buffer.at(-1)?.seq ?? 0;
+    if (head <= last) return;
+    this.#buffer = [];
+    this.#head = 0;
+    this.behind = true;
+    this.#notify();
+  }
+
   /** Ends the stream. */
   close(): void {
     this.closed = true;

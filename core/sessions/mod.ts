@@ -60,6 +60,7 @@ export { rollupUsage, USAGE_EVENT_TYPES, type UsageRollup } from "./usage.ts";
 export {
   type CommitListener,
   type EventJson,
+  type RemoteCommitListener,
   type SessionStore,
   SessionStoreKey,
   type StoreJsonReadOptions,

@@ -126,8 +126,10 @@ export class SessionLog implements Sessions {
     }, cacheSessions);
     ctx.effect(() => {
       const off = store.onCommit((event) => this.#committed(event));
+      const offRemote = store.onRemoteCommit?.((id, head) => this.#remoteCommitted(id, head));
       return () => {
         off();
+        offRemote?.();
         for (const feeds of this.#feeds.values()) for (const feed of feeds) feed.close();
       };
     }, "sessions: commit feed");
@@ -522,6 +524,16 @@ export class SessionLog implements Sessions {
     this.#ctx.emit(SessionEventAppended, event);
     const feeds = this.#feeds.get(event.session_id);
     if (feeds !== undefined) { for (const feed of feeds) feed.push(event); }
+  }
+
+  /** Another process committed to a shared store: the session's streams catch up from the store. */
+  #remoteCommitted(sessionId: string | undefined, head: number): void {
+    if (sessionId === undefined) {
+      for (const feeds of this.#feeds.values()) for (const feed of feeds) feed.reveal(Infinity);
+      return;
+    }
+    const feeds = this.#feeds.get(sessionId);
+    if (feeds !== undefined) { for (const feed of feeds) feed.reveal(head); }
   }
 
   /** Registers a live feed for the session, then runs the one replay-then-tail algorithm over `source`. */

@@ -27,6 +27,7 @@ import {
 import {
   type CommitListener,
   type EventJson,
+  type RemoteCommitListener,
   type SessionStore,
   SessionStoreKey,
   type StoreJsonReadOptions,
@@ -60,6 +61,12 @@ export interface SqliteStoreOptions {
    * from the database again on its next use), so a store of many sessions keeps a bounded cache.
    */
   readonly headCacheSessions?: number;
+  /**
+   * How often, in milliseconds, the store checks `PRAGMA data_version` for other processes' commits while a
+   * remote-commit listener is registered (default 100; 0 turns it off): the bound on how late a live tail sees
+   * another process's appends to the same file.
+   */
+  readonly crossProcessPollMs?: number;
   /** Where listener failures are reported. */
   readonly logger?: Logger;
 }
@@ -128,6 +135,11 @@ export class SqliteSessionStore implements SessionStore {
   #version = -1;
   readonly #page: number;
   readonly #listeners: CommitListeners;
+  readonly #remote = new Set<RemoteCommitListener>();
+  readonly #pollMs: number;
+  #poll: ReturnType<typeof setInterval> | undefined;
+  /** `PRAGMA data_version` as the poll last saw it. */
+  #polledVersion = -1;
   readonly #group: GroupCommit<EventDraft, SessionEvent>;
   #closing: Promise<void> | undefined;
 
@@ -159,6 +171,7 @@ export class SqliteSessionStore implements SessionStore {
     this.#dataVersion = db.prepare("PRAGMA data_version");
     returnArrays(this.#dataVersion);
     this.#page = options.readPageSize ?? 5000;
+    this.#pollMs = options.crossProcessPollMs ?? 100;
     this.#maxHeads = options.headCacheSessions ?? 4096;
     this.#listeners = new CommitListeners((error) =>
       options.logger?.log("error", "A session commit listener failed", { error })
@@ -354,6 +367,25 @@ export class SqliteSessionStore implements SessionStore {
     return this.#listeners.add(listener);
   }
 
+  /**
+   * Reports other processes' commits to the file: while a listener is registered, `PRAGMA data_version` is read every
+   * `crossProcessPollMs`, and a change is reported as "any session may have advanced" (`undefined`), so live tails
+   * catch up from the file within that bound. Off (never called) with `crossProcessPollMs: 0` or `:memory:`.
+   */
+  onRemoteCommit(listener: RemoteCommitListener): () => void {
+    if (this.#pollMs <= 0 || this.#path === ":memory:") return () => {};
+    const entry: RemoteCommitListener = (id, head) => listener(id, head);
+    this.#remote.add(entry);
+    if (this.#poll === undefined) {
+      this.#polledVersion = this.#readVersion();
+      this.#poll = setInterval(() => this.#pollVersion(), this.#pollMs);
+    }
+    return () => {
+      this.#remote.delete(entry);
+      if (this.#remote.size === 0) this.#stopPoll();
+    };
+  }
+
   stats(): StoreStats {
     return this.#group.stats();
   }
@@ -365,10 +397,42 @@ export class SqliteSessionStore implements SessionStore {
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
+      this.#stopPoll();
       await this.#group.drain();
       this.#db.close();
     })();
     return this.#closing;
+  }
+
+  #readVersion(): number {
+    return (this.#dataVersion.get() as unknown as [number])[0];
+  }
+
+  #pollVersion(): void {
+    if (this.#closing !== undefined) return;
+    let version: number;
+    try {
+      version = this.#readVersion();
+    } catch (error) {
+      this.#logger?.log("warn", "Cannot check the SQLite store for other processes' commits", {
+        error,
+      });
+      return;
+    }
+    if (version === this.#polledVersion) return;
+    this.#polledVersion = version;
+    for (const listener of this.#remote) {
+      try {
+        listener(undefined, 0);
+      } catch (error) {
+        this.#logger?.log("error", "A remote commit listener failed", { error });
+      }
+    }
+  }
+
+  #stopPoll(): void {
+    if (this.#poll !== undefined) clearInterval(this.#poll);
+    this.#poll = undefined;
   }
 
   /** A stored payload's value; `StoreCorrupt` (logged) when it is not JSON. */

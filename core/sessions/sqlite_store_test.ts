@@ -3,7 +3,8 @@ import { TerretError } from "../errors.ts";
 import { createContext } from "@terret/hames";
 import { SessionStoreKey } from "./store.ts";
 import { SqliteSessionStore, sqliteStorePlugin } from "./sqlite_store.ts";
-import { runSessionStoreConformance } from "../../tests/conformance/session_store.ts";
+import { SessionLog } from "./session_log.ts";
+import { collect, runSessionStoreConformance } from "../../tests/conformance/session_store.ts";
 
 runSessionStoreConformance("sqlite", async () => {
   const dir = await Deno.makeTempDir({ prefix: "terret-sqlite-" });
@@ -81,4 +82,41 @@ Deno.test("sqlite store row: head_cache_sessions sizes the head cache", async ()
     });
   }
   assert.equal(store.cachedHeads, 2);
+});
+
+Deno.test("sqlite store: a live tail sees another connection's appends to the same file through the data_version poll", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "terret-sqlite-tail-" });
+  const a = SqliteSessionStore.open({ path: `${dir}/sessions.db` });
+  const b = SqliteSessionStore.open({ path: `${dir}/sessions.db`, crossProcessPollMs: 10 });
+  const ctxA = createContext({ mode: "test" }), ctxB = createContext({ mode: "test" });
+  try {
+    const logA = new SessionLog(ctxA, a), logB = new SessionLog(ctxB, b);
+    await logA.create({ session_id: "s" });
+    // B appends nothing: once its stream has replayed to the end (an empty read), only the poll can tell it that A
+    // committed.
+    let caughtUp = false;
+    const read = b.read.bind(b);
+    b.read = async (...args) => {
+      const events = await read(...args);
+      if (events.length === 0) caughtUp = true;
+      return events;
+    };
+    const streamed = collect((signal) => logB.stream("s", { signal }), 41);
+    for (const deadline = Date.now() + 10_000; !caughtUp;) {
+      assert.ok(Date.now() < deadline, "the stream did not replay to the end");
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    for (let i = 0; i < 40; i++) {
+      await logA.append("s", { type: "assistant/chunk", payload: { kind: "text", text: `${i}` } });
+    }
+    const events = await streamed;
+    assert.deepStrictEqual(events.map((e) => e.seq), Array.from({ length: 41 }, (_, i) => i + 1));
+    assert.deepStrictEqual(events, await logA.read("s"));
+  } finally {
+    await ctxB.dispose();
+    await ctxA.dispose();
+    await b.close();
+    await a.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

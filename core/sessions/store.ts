@@ -64,6 +64,12 @@ export interface StoreStats {
 export type CommitListener = (event: SessionEvent) => void;
 
 /**
+ * Called when another process (sharing the store) committed events: session `sessionId` reached seq `head`. With
+ * `sessionId` `undefined`, any session may have advanced (notifications may have been missed) and `head` is 0.
+ */
+export type RemoteCommitListener = (sessionId: string | undefined, head: number) => void;
+
+/**
  * A session store.
  *
  * Contract:
@@ -82,11 +88,15 @@ export type CommitListener = (event: SessionEvent) => void;
  * - `readJson`, when a store offers it, returns the same events as an unfiltered `read` as envelope JSON text
  *   (see {@linkcode EventJson}), sized by `max_bytes`, with the same corruption rule, except that a page ends
  *   before a bad row and only a page that would start at it rejects.
+ * - `onRemoteCommit`, when a store offers it, reports other processes' commits to a shared store (a session id and
+ *   its new head, never the events): the log then reads them from the store, so a listener may be told late or more
+ *   than once, but a store that offers it must not miss a commit without reporting `undefined` (anything may have
+ *   advanced). Stores without it tail only their own process's appends.
  * - `close` waits for pending appends, then releases the store; everything after it rejects `StoreClosed`.
  * - A store never rewrites or removes an event.
  */
 export interface SessionStore {
-  /** The store kind (`"memory"`, `"jsonl"`, `"sqlite"`). */
+  /** The store kind (`"memory"`, `"jsonl"`, `"sqlite"`, `"postgres"`). */
   readonly kind: string;
   /** Makes one event durable, assigning its seq. */
   append(draft: EventDraft): Promise<SessionEvent>;
@@ -102,6 +112,8 @@ export interface SessionStore {
   list(options?: { readonly signal?: AbortSignal }): Promise<string[]>;
   /** Registers a commit listener; returns its remover. */
   onCommit(listener: CommitListener): () => void;
+  /** Registers a listener for other processes' commits (optional: stores shared across processes). */
+  onRemoteCommit?(listener: RemoteCommitListener): () => void;
   /** Group-commit figures since the store opened. */
   stats(): StoreStats;
   /** Flushes pending appends and releases the store (idempotent). */

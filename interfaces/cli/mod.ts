@@ -24,6 +24,7 @@ export { type FlagSpec, parseArgs, type ParsedArgs, renderHelp, UsageError } fro
 export { runTrtProcess, TRT_CHECKS } from "./process.ts";
 export { llmCheck } from "./llm_check.ts";
 export { mcpCheck } from "./mcp_check.ts";
+export { CLOCK_SKEW_BOUND_MS, postgresCheck } from "./postgres_check.ts";
 export { createSandboxCheck, sandboxCheck, type SandboxCheckOptions } from "./sandbox_check.ts";
 
 import { runTrtProcess } from "./process.ts";

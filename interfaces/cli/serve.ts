@@ -17,6 +17,8 @@ import {
   type ResolvedProfile,
 } from "@terret/terret";
 import { type WsService, WsServiceKey } from "@terret/ws";
+import { SessionStoreKey } from "@terret/core";
+import { PostgresSessionStore } from "@terret/core/postgres";
 import { profilePlan } from "./inspect.ts";
 import type { VerbContext } from "./trt.ts";
 
@@ -47,6 +49,12 @@ async function serveLocked(context: VerbContext, resolved: ResolvedProfile): Pro
       }\n`,
     );
     if (disabled.length > 0) io.stdout(`trt serve: disabled rows: ${disabled.join(", ")}\n`);
+    const store = booted.ctx.maybe(SessionStoreKey);
+    if (store instanceof PostgresSessionStore) {
+      io.stdout(
+        `trt serve: fleet node "${store.node}" on the PostgreSQL session store "${store.url}" (schema "${store.schema}")\n`,
+      );
+    }
     io.stdout(`trt serve: ${interfaceLine(resolved, mounted)}\n`);
     const ws = booted.ctx.maybe(WsServiceKey);
     if (ws !== undefined) { for (const line of socketLines(ws)) io.stdout(`trt serve: ${line}\n`); }

@@ -1,0 +1,114 @@
+/**
+ * Group commit for a store whose write is asynchronous: one group in flight at a time, and everything submitted
+ * while it is in flight (or within the tick that started it) joins the next group. Internal to the PostgreSQL store.
+ *
+ * @module
+ */
+import type { StoreStats } from "../sessions/store.ts";
+
+/** How one item of a group fared. */
+export type Outcome<R> = { readonly ok: true; readonly value: R } | {
+  readonly ok: false;
+  readonly error: unknown;
+};
+
+interface Pending<T, R> {
+  readonly item: T;
+  readonly resolve: (value: R) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** Bounds on one group. */
+export interface AsyncGroupLimits<T> {
+  /** The most items in one group. */
+  readonly maxItems: number;
+  /** The most bytes in one group (an item larger than this goes alone). */
+  readonly maxBytes: number;
+  /** The size of an item in bytes. */
+  readonly sizeOf: (item: T) => number;
+}
+
+/**
+ * Queues items and commits them in bounded groups, one group at a time: a group's items settle, in submission
+ * order, once its commit resolves (or all reject when it throws).
+ */
+export class AsyncGroupCommit<T, R> {
+  readonly #commit: (batch: readonly T[]) => Promise<readonly Outcome<R>[]>;
+  readonly #limits: AsyncGroupLimits<T>;
+  #queue: Pending<T, R>[] = [];
+  #running = false;
+  #idle: (() => void)[] = [];
+  #groups = 0;
+  #events = 0;
+  #maxGroup = 0;
+
+  constructor(
+    commit: (batch: readonly T[]) => Promise<readonly Outcome<R>[]>,
+    limits: AsyncGroupLimits<T>,
+  ) {
+    this.#commit = commit;
+    this.#limits = limits;
+  }
+
+  /** Queues an item; settles once the group holding it is committed (or failed). */
+  submit(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.#queue.push({ item, resolve, reject });
+      if (!this.#running) {
+        this.#running = true;
+        queueMicrotask(() => void this.#run());
+      }
+    });
+  }
+
+  /** Resolves once nothing is queued or in flight. */
+  drain(): Promise<void> {
+    if (!this.#running) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  /** The figures so far (the write is asynchronous: it blocks the event loop only to build and settle a group). */
+  stats(): StoreStats {
+    return {
+      groups: this.#groups,
+      events: this.#events,
+      max_group_events: this.#maxGroup,
+      max_block_ms: 0,
+      total_block_ms: 0,
+    };
+  }
+
+  async #run(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const group = this.#take();
+      let outcomes: readonly Outcome<R>[];
+      try {
+        outcomes = await this.#commit(group.map((pending) => pending.item));
+      } catch (error) {
+        outcomes = group.map(() => ({ ok: false, error }));
+      }
+      this.#groups++;
+      this.#events += group.length;
+      this.#maxGroup = Math.max(this.#maxGroup, group.length);
+      group.forEach((pending, i) => {
+        const outcome = outcomes[i]!;
+        if (outcome.ok) pending.resolve(outcome.value);
+        else pending.reject(outcome.error);
+      });
+    }
+    this.#running = false;
+    for (const resolve of this.#idle.splice(0)) resolve();
+  }
+
+  #take(): Pending<T, R>[] {
+    const { maxItems, maxBytes, sizeOf } = this.#limits;
+    let count = 0, bytes = 0;
+    while (count < this.#queue.length && count < maxItems) {
+      const size = sizeOf(this.#queue[count]!.item);
+      if (count > 0 && bytes + size > maxBytes) break;
+      bytes += size;
+      count++;
+    }
+    return this.#queue.splice(0, count);
+  }
+}

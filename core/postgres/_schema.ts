@@ -1,0 +1,97 @@
+/**
+ * The PostgreSQL store's schema and its versioned migrations. Internal to the PostgreSQL store.
+ *
+ * @module
+ */
+import type { Sql } from "postgres";
+import { TerretError } from "../errors.ts";
+
+/**
+ * The migrations, in order: migration `i` takes the schema from version `i` to `i + 1`. `{s}` is the quoted schema
+ * name. Append only: a released migration is never edited.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE {s}.session_heads (
+    session_id text COLLATE "C" PRIMARY KEY,
+    head bigint NOT NULL
+  );
+  CREATE TABLE {s}.session_events (
+    session_id text COLLATE "C" NOT NULL,
+    seq bigint NOT NULL,
+    id text NOT NULL,
+    at text NOT NULL,
+    type text NOT NULL,
+    parent_id text,
+    payload json NOT NULL,
+    CONSTRAINT session_events_session_seq UNIQUE (session_id, seq)
+  );`,
+  `
+  CREATE TABLE {s}.agent_leases (
+    agent_id text COLLATE "C" PRIMARY KEY,
+    owner text NOT NULL,
+    expires_at timestamptz NOT NULL,
+    token bigint NOT NULL
+  );`,
+];
+
+/** The schema version this code writes and reads. */
+export const SCHEMA_VERSION: number = MIGRATIONS.length;
+
+/** A schema name: a plain lower-case SQL identifier (it is interpolated, quoted, into statements). */
+export const SCHEMA_NAME: RegExp = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** The schema name quoted as an identifier. */
+export function quoted(schema: string): string {
+  return `"${schema}"`;
+}
+
+/**
+ * Creates the schema or upgrades it to {@linkcode SCHEMA_VERSION}, under a transaction-scoped advisory lock so that
+ * nodes booting together migrate once. Returns the version found before migrating (0 for a new schema).
+ *
+ * @throws {TerretError} `StoreSchemaNewer` when the stored version is newer than this code's
+ */
+export async function migrate(sql: Sql, schema: string, where: string): Promise<number> {
+  const s = quoted(schema);
+  return await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtext(${`terret.schema:${schema}`}))`;
+    await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await tx.unsafe(
+      `CREATE TABLE IF NOT EXISTS ${s}.terret_schema (one boolean PRIMARY KEY DEFAULT true CHECK (one), ` +
+        "version integer NOT NULL)",
+    );
+    const rows = await tx.unsafe(`SELECT version FROM ${s}.terret_schema`);
+    const found = Number(rows[0]?.version ?? 0);
+    if (found > SCHEMA_VERSION) {
+      throw new TerretError(
+        "StoreSchemaNewer",
+        `Cannot open the PostgreSQL session store ${where}: schema "${schema}" is version ${found}, newer than ` +
+          `this Terret's ${SCHEMA_VERSION} (upgrade Terret; never downgrade the schema)`,
+        { details: { schema, version: found, supported: SCHEMA_VERSION } },
+      );
+    }
+    for (let version = found; version < SCHEMA_VERSION; version++) {
+      await tx.unsafe(MIGRATIONS[version]!.replaceAll("{s}", s));
+    }
+    if (found !== SCHEMA_VERSION) {
+      await tx.unsafe(
+        `INSERT INTO ${s}.terret_schema (version) VALUES ($1) ON CONFLICT (one) DO UPDATE SET version = $1`,
+        [SCHEMA_VERSION],
+      );
+    }
+    return found;
+  });
+}
+
+/** A database URL without its password (in the authority or a `password` parameter), for messages and logs. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = "";
+    parsed.searchParams.delete("password");
+    return parsed.toString();
+  } catch {
+    return "(an unparseable URL)";
+  }
+}

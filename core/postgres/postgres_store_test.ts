@@ -1,0 +1,206 @@
+import assert from "node:assert/strict";
+import postgres from "postgres";
+import { TerretError } from "../errors.ts";
+import { PostgresSessionStore } from "./postgres_store.ts";
+import { MIGRATIONS, SCHEMA_VERSION } from "./_schema.ts";
+import { runSessionStoreConformance } from "../../tests/conformance/session_store.ts";
+import { freePort, postgresLane } from "../../tests/postgres/cluster.ts";
+
+const lane = await postgresLane();
+const url = lane.cluster === undefined ? "" : await lane.cluster.createDatabase("store_test");
+let schemas = 0;
+
+/** A fresh schema per test in the file's database. */
+function harness(schema = `conformance_${++schemas}`) {
+  return Promise.resolve({
+    open: () => PostgresSessionStore.open({ url, schema }),
+    cleanup: async () => {
+      const sql = postgres(url, { onnotice: () => {} });
+      await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await sql.end();
+    },
+  });
+}
+
+if (lane.skip === undefined) {
+  runSessionStoreConformance("postgres", () => harness(), { persistent: true });
+}
+
+const test = (name: string, fn: () => Promise<void>): void =>
+  Deno.test({ name: `postgres store: ${name}`, ignore: lane.skip !== undefined, fn });
+
+test("a schema newer than the code is refused with StoreSchemaNewer", async () => {
+  const store = await PostgresSessionStore.open({ url, schema: "newer" });
+  await store.close();
+  const sql = postgres(url, { onnotice: () => {} });
+  try {
+    await sql.unsafe(`UPDATE newer.terret_schema SET version = ${SCHEMA_VERSION + 1}`);
+    await assert.rejects(PostgresSessionStore.open({ url, schema: "newer" }), (error: unknown) => {
+      assert.ok(error instanceof TerretError);
+      assert.deepStrictEqual([error.code, error.message], [
+        "StoreSchemaNewer",
+        `Cannot open the PostgreSQL session store "postgres://terret@127.0.0.1:${
+          lane.cluster!.port
+        }/store_test": schema "newer" is version ${SCHEMA_VERSION + 1}, newer than this Terret's ` +
+        `${SCHEMA_VERSION} (upgrade Terret; never downgrade the schema)`,
+      ]);
+      return true;
+    });
+    assert.deepStrictEqual(
+      [...await sql.unsafe("SELECT version FROM newer.terret_schema").values()],
+      [[SCHEMA_VERSION + 1]],
+    );
+  } finally {
+    await sql.unsafe("DROP SCHEMA newer CASCADE");
+    await sql.end();
+  }
+});
+
+test("three nodes opening a new schema at once create it once, at the current version", async () => {
+  const sql = postgres(url, { onnotice: () => {} });
+  try {
+    const stores = await Promise.all(
+      [1, 2, 3].map(() => PostgresSessionStore.open({ url, schema: "migrated" })),
+    );
+    await Promise.all(stores.map((store) => store.close()));
+    assert.deepStrictEqual(
+      [...await sql.unsafe("SELECT version FROM migrated.terret_schema").values()],
+      [[SCHEMA_VERSION]],
+    );
+  } finally {
+    await sql.unsafe("DROP SCHEMA migrated CASCADE");
+    await sql.end();
+  }
+});
+
+test("a database that is down is named without its password", async () => {
+  const port = freePort();
+  await assert.rejects(
+    PostgresSessionStore.open({ url: `postgres://terret:hunter2@127.0.0.1:${port}/fleet` }),
+    (error: unknown) => {
+      assert.ok(error instanceof TerretError);
+      assert.equal(error.code, "StoreFailed");
+      assert.match(
+        error.message,
+        new RegExp(
+          `^Cannot open the PostgreSQL session store "postgres://terret@127\\.0\\.0\\.1:${port}/fleet": .*ECONNREFUSED`,
+        ),
+      );
+      assert.ok(!error.message.includes("hunter2"), error.message);
+      return true;
+    },
+  );
+});
+
+test("a bad schema name is refused before connecting", async () => {
+  await assert.rejects(
+    PostgresSessionStore.open({ url: "postgres://terret:pw@127.0.0.1:1/x", schema: "Bad-Name" }),
+    {
+      code: "StoreFailed",
+      message:
+        'Cannot open the PostgreSQL session store "postgres://terret@127.0.0.1:1/x": schema "Bad-Name" must match /^[a-z_][a-z0-9_]{0,62}$/',
+    },
+  );
+});
+
+function draft(sessionId: string, text: string, expect: "new" | "existing" = "existing") {
+  const payload = { kind: "text", text };
+  return {
+    id: crypto.randomUUID(),
+    session_id: sessionId,
+    at: new Date(0).toISOString(),
+    type: expect === "new" ? "session/created" : "assistant/chunk",
+    payload: expect === "new" ? {} : payload,
+    parent_id: null,
+    payload_json: expect === "new" ? "{}" : JSON.stringify(payload),
+    expect,
+  };
+}
+
+test("an agent's lease goes to one node at a time, and each new holder gets the next fencing token", async () => {
+  const store = await PostgresSessionStore.open({ url, schema: "leases", listen: false });
+  try {
+    const first = await store.leases.acquire("op", "node-a", 60_000);
+    assert.deepStrictEqual([first?.owner, first?.token], ["node-a", 1]);
+    assert.equal(await store.leases.acquire("op", "node-b", 60_000), undefined);
+    // The holder acquiring again renews under the same token.
+    const again = await store.leases.acquire("op", "node-a", 60_000);
+    assert.deepStrictEqual([again?.owner, again?.token], ["node-a", 1]);
+    assert.equal(await store.leases.release(first!), true);
+    assert.equal(await store.leases.release(first!), false);
+    const second = await store.leases.acquire("op", "node-b", 60_000);
+    assert.deepStrictEqual([second?.owner, second?.token], ["node-b", 2]);
+    assert.equal(await store.leases.renew(first!, 60_000), undefined);
+    assert.deepStrictEqual((await store.leases.renew(second!, 60_000))?.token, 2);
+  } finally {
+    await store.close();
+    await (await harness("leases")).cleanup();
+  }
+});
+
+test("split brain: a paused holder whose lease was taken over has its next append refused by the fencing token", async () => {
+  const a = await PostgresSessionStore.open({ url, schema: "fencing", listen: false });
+  const b = await PostgresSessionStore.open({ url, schema: "fencing", listen: false });
+  try {
+    await a.append(draft("op", "", "new"));
+    // Node A's lease with a ttl of 0 is what a holder paused past its ttl has: expired, not yet taken.
+    const old = (await a.leases.acquire("op", "node-a", 0))!;
+    assert.equal((await a.appendFenced(draft("op", "a1"), old)).seq, 2);
+    const taken = (await b.leases.acquire("op", "node-b", 60_000))!;
+    assert.deepStrictEqual([taken.owner, taken.token], ["node-b", old.token + 1]);
+    assert.equal((await b.appendFenced(draft("op", "b1"), taken)).seq, 3);
+    // A resumes and appends under its old token: refused, nothing appended.
+    await assert.rejects(a.appendFenced(draft("op", "a2"), old), {
+      code: "StaleFencingToken",
+      message:
+        `Cannot append to session "op" under fencing token ${old.token}: the agent's lease is at token ` +
+        `${taken.token} (another node holds the agent)`,
+    });
+    assert.equal(await a.leases.renew(old, 60_000), undefined);
+    assert.equal((await b.appendFenced(draft("op", "b2"), taken)).seq, 4);
+    assert.deepStrictEqual(
+      (await a.read("op")).map((e) => [e.seq, (e.payload as { text?: string }).text]),
+      [[1, undefined], [2, "a1"], [3, "b1"], [4, "b2"]],
+    );
+    await assert.rejects(a.appendFenced(draft("nobody", "x"), old), {
+      code: "StaleFencingToken",
+      message:
+        `Cannot append to session "nobody" under fencing token ${old.token}: no lease was ever granted ` +
+        "(another node holds the agent)",
+    });
+  } finally {
+    await b.close();
+    await a.close();
+    await (await harness("fencing")).cleanup();
+  }
+});
+
+test("a schema at an older version is upgraded in place, keeping its events", async () => {
+  const sql = postgres(url, { onnotice: () => {} });
+  try {
+    await sql.unsafe("CREATE SCHEMA older");
+    await sql.unsafe(
+      "CREATE TABLE older.terret_schema (one boolean PRIMARY KEY DEFAULT true CHECK (one), version integer NOT NULL)",
+    );
+    await sql.unsafe(MIGRATIONS[0]!.replaceAll("{s}", '"older"'));
+    await sql.unsafe("INSERT INTO older.terret_schema (version) VALUES (1)");
+    await sql.unsafe(
+      "INSERT INTO older.session_heads VALUES ('s', 1); INSERT INTO older.session_events VALUES " +
+        `('s', 1, 'e1', '1970-01-01T00:00:00.000Z', 'session/created', NULL, '{}')`,
+    );
+    const store = await PostgresSessionStore.open({ url, schema: "older", listen: false });
+    try {
+      assert.deepStrictEqual(
+        [...await sql.unsafe("SELECT version FROM older.terret_schema").values()],
+        [[SCHEMA_VERSION]],
+      );
+      assert.deepStrictEqual((await store.read("s")).map((e) => [e.seq, e.id]), [[1, "e1"]]);
+      assert.equal((await store.leases.acquire("s", "node-a", 1000))?.token, 1);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await sql.unsafe("DROP SCHEMA older CASCADE");
+    await sql.end();
+  }
+});
