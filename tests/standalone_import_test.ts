@@ -149,7 +149,7 @@ Deno.test("core type-checks and runs through each of its entries with nothing bu
     assert.equal(checked.code, 0, checked.stderr);
     const ran = await deno(["run", "main.ts"], dir);
     assert.equal(ran.code, 0, ran.stderr);
-    assert.equal(ran.stdout, "session=session/created tool=noop entries=10\n");
+    assert.equal(ran.stdout, "session=session/created tool=noop entries=11\n");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
