@@ -11,6 +11,7 @@ import type { Content, SessionEvent, Sessions } from "@terret/core/sessions";
 import { isAbsolute, relative, resolve } from "node:path";
 import { projectEvent, projectionState, stopReasonOf } from "./projection.ts";
 import { type AcpApprovals, permissionRequest, verdictOf } from "./permissions.ts";
+import { ClientMcpServers, mcpConfigs } from "./client_mcp.ts";
 
 /** JSON-RPC code for an unknown session (ACP's "resource not found"). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -46,6 +47,8 @@ interface Waiter {
   readonly from: number;
   sawUser: boolean;
   readonly resolve: (payload: unknown) => void;
+  /** Settles with the `turn/end` payload the prompt answers with. */
+  readonly ended: Promise<unknown>;
 }
 
 interface Tail {
@@ -105,6 +108,7 @@ export function promptContent(blocks: readonly acp.ContentBlock[]): Content {
 export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.AgentConnection {
   const { sessions, agents, roots } = options;
   const tails = new Map<string, Tail>();
+  const mcp = new ClientMcpServers(options.logger);
   const link: { client?: acp.AgentContext; name?: string } = {};
 
   const unknown = (sessionId: string): acp.RequestError =>
@@ -203,17 +207,6 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
     }
   };
 
-  const ignoredServers = (servers: readonly acp.McpServer[]): void => {
-    if (servers.length === 0) return;
-    options.logger?.log(
-      "warn",
-      "acp: client MCP servers are not mounted (mount them as profile rows)",
-      {
-        servers: servers.map((server) => server.name),
-      },
-    );
-  };
-
   const exists = async (sessionId: string): Promise<boolean> =>
     (await sessions.head(sessionId).catch(() => 0)) > 0;
 
@@ -225,7 +218,8 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
         agentCapabilities: {
           loadSession: true,
           promptCapabilities: { image: true, audio: false, embeddedContext: true },
-          mcpCapabilities: { http: false, sse: false },
+          mcpCapabilities: { http: true, sse: false },
+          sessionCapabilities: { close: {} },
         },
         agentInfo: { name: "terret", title: "Terret", version: options.version ?? "0.1.0" },
         authMethods: [],
@@ -233,17 +227,19 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
     })
     .onRequest(acp.methods.agent.session.new, async ({ params }) => {
       checkCwd(params.cwd);
-      ignoredServers(params.mcpServers);
+      const servers = mcpConfigs(params.mcpServers, params.cwd);
       const sessionId = crypto.randomUUID();
-      await agents.ensure(sessionId, { meta: { acp: { cwd: params.cwd } } });
+      const agent = await agents.ensure(sessionId, { meta: { acp: { cwd: params.cwd } } });
+      await mcp.mount(agent, servers);
       const head = await sessions.head(sessionId);
       await tail(sessionId, head + 1, head);
       return { sessionId };
     })
     .onRequest(acp.methods.agent.session.load, async ({ params }) => {
       checkCwd(params.cwd);
-      ignoredServers(params.mcpServers);
+      const servers = mcpConfigs(params.mcpServers, params.cwd);
       if (!await exists(params.sessionId)) throw unknown(params.sessionId);
+      await mcp.mount(await agents.ensure(params.sessionId), servers);
       const head = await sessions.head(params.sessionId);
       await tail(params.sessionId, 1, head);
       return {};
@@ -269,9 +265,15 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
       const content = promptContent(params.prompt);
       const head = await sessions.head(sessionId);
       const ended = Promise.withResolvers<unknown>();
-      entry.waiter = { from: head + 1, sawUser: false, resolve: ended.resolve };
+      entry.waiter = {
+        from: head + 1,
+        sawUser: false,
+        resolve: ended.resolve,
+        ended: ended.promise,
+      };
       try {
         const agent = agents.get(sessionId) ?? await agents.ensure(sessionId);
+        await mcp.ensure(agent);
         agent.send(content);
       } catch (error) {
         entry.waiter = undefined;
@@ -288,6 +290,28 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
     })
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       agents.get(params.sessionId)?.cancel("cancelled by the ACP client");
+    })
+    .onRequest(acp.methods.agent.session.close, async ({ params }) => {
+      const { sessionId } = params;
+      const entry = tails.get(sessionId);
+      if (entry === undefined) throw unknown(sessionId);
+      const agent = agents.get(sessionId);
+      agent?.cancel("the ACP client closed the session");
+      await agent?.idle();
+      // The open prompt answers (cancelled) before the session's tail stops.
+      await entry.waiter?.ended;
+      entry.abort.abort();
+      tails.delete(sessionId);
+      await mcp.release(sessionId);
+      if (agent !== undefined && agents.get(sessionId) === agent) {
+        await agents.disposeAgent(sessionId).catch((error: unknown) => {
+          options.logger?.log("warn", "acp: a closed session's agent stayed resident", {
+            session_id: sessionId,
+            error: String(error),
+          });
+        });
+      }
+      return {};
     });
 
   const connection = app.connect(stream);
@@ -295,6 +319,13 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
   const release = (): void => {
     for (const entry of tails.values()) entry.abort.abort();
     tails.clear();
+    // A session's MCP servers outlive the connection only as long as its running turn does.
+    for (const sessionId of mcp.sessions()) {
+      void (async () => {
+        await agents.get(sessionId)?.idle();
+        await mcp.release(sessionId);
+      })();
+    }
   };
   // A connection that ends with an error (a broken pipe) releases the same way; the error is the caller's to see.
   connection.closed.then(release, release);

@@ -68,7 +68,8 @@ Deno.test("initialize advertises what is served; a plain turn streams the user m
       agentCapabilities: {
         loadSession: true,
         promptCapabilities: { image: true, audio: false, embeddedContext: true },
-        mcpCapabilities: { http: false, sse: false },
+        mcpCapabilities: { http: true, sse: false },
+        sessionCapabilities: { close: {} },
       },
       agentInfo: { name: "terret", title: "Terret", version: "0.1.0" },
       authMethods: [],

@@ -25,6 +25,7 @@ export {
   serveAcp,
   withinRoots,
 } from "./acp_server.ts";
+export { ClientMcpServers, mcpConfigs, mcpServerName } from "./client_mcp.ts";
 export {
   type AcpApprovals,
   type AcpVerdict,
