@@ -9,7 +9,8 @@ import type { Logger } from "@terret/hames";
 import type { Agents } from "@terret/core";
 import type { Content, SessionEvent, Sessions } from "@terret/core/sessions";
 import { isAbsolute, relative, resolve } from "node:path";
-import { projectEvent, projectionState, stopReasonOf } from "./projection.ts";
+import { projectEvent, type ProjectionState, projectionState, stopReasonOf } from "./projection.ts";
+import { AUTO_EDIT_TOOLS, isModeId, modePolicy, modeState } from "./modes.ts";
 import { type AcpApprovals, permissionRequest, verdictOf } from "./permissions.ts";
 import { ClientMcpServers, mcpConfigs } from "./client_mcp.ts";
 
@@ -53,6 +54,8 @@ interface Waiter {
 
 interface Tail {
   readonly abort: AbortController;
+  /** What the projection has folded so far (the open calls, the mode). */
+  readonly state: ProjectionState;
   waiter: Waiter | undefined;
 }
 
@@ -131,9 +134,9 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
   /** Tails a session from `from`, projecting each event; resolves once the event at `ready` has been sent. */
   const tail = (sessionId: string, from: number, ready: number): Promise<void> => {
     tails.get(sessionId)?.abort.abort();
-    const entry: Tail = { abort: new AbortController(), waiter: undefined };
-    tails.set(sessionId, entry);
     const state = projectionState();
+    const entry: Tail = { abort: new AbortController(), state, waiter: undefined };
+    tails.set(sessionId, entry);
     const parked = new Map<string, { call: { id: string; name: string; args?: unknown } }>();
     const asked = new Set<string>();
     const { promise, resolve: done, reject } = Promise.withResolvers<void>();
@@ -150,7 +153,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
           for (const [id, payload] of parked) {
             if (asked.has(id)) continue;
             asked.add(id);
-            void ask(sessionId, id, payload);
+            void ask(sessionId, id, payload, state);
           }
         }
         if (event.seq === ready) done();
@@ -189,10 +192,21 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
     sessionId: string,
     requestId: string,
     payload: { call: { id: string; name: string; args?: unknown } },
+    state: ProjectionState,
   ): Promise<void> => {
     const approvals = options.approvals;
     if (approvals === undefined || link.client === undefined) return;
     try {
+      if (state.mode === "auto-edit" && AUTO_EDIT_TOOLS.includes(payload.call.name)) {
+        // The mode is the client's standing answer for file edits: recorded as its verdict, never asked.
+        await approvals.resolve(sessionId, requestId, {
+          decision: "allow",
+          remember: false,
+          reason: "allowed by the ACP client's auto-edit mode",
+          by: link.name === undefined ? { kind: "acp" } : { kind: "acp", client: link.name },
+        });
+        return;
+      }
       const response = await link.client.request(
         acp.methods.client.session.requestPermission,
         permissionRequest(sessionId, payload),
@@ -233,7 +247,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
       await mcp.mount(agent, servers);
       const head = await sessions.head(sessionId);
       await tail(sessionId, head + 1, head);
-      return { sessionId };
+      return { sessionId, modes: modeState("ask") };
     })
     .onRequest(acp.methods.agent.session.load, async ({ params }) => {
       checkCwd(params.cwd);
@@ -242,7 +256,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
       await mcp.mount(await agents.ensure(params.sessionId), servers);
       const head = await sessions.head(params.sessionId);
       await tail(params.sessionId, 1, head);
-      return {};
+      return { modes: modeState(tails.get(params.sessionId)?.state.mode ?? "ask") };
     })
     .onRequest(acp.methods.agent.session.prompt, async ({ params }) => {
       const { sessionId } = params;
@@ -290,6 +304,18 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
     })
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       agents.get(params.sessionId)?.cancel("cancelled by the ACP client");
+    })
+    .onRequest(acp.methods.agent.session.setMode, async ({ params }) => {
+      const { sessionId, modeId } = params;
+      if (!tails.has(sessionId)) throw unknown(sessionId);
+      if (!isModeId(modeId)) {
+        throw invalidParams(
+          { field: "modeId", modeId },
+          `Cannot set the mode of session "${sessionId}": no mode "${modeId}" (ask, auto-edit or read-only)`,
+        );
+      }
+      await sessions.append(sessionId, { type: "policy/updated", payload: modePolicy(modeId) });
+      return {};
     })
     .onRequest(acp.methods.agent.session.close, async ({ params }) => {
       const { sessionId } = params;

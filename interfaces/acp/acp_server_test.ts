@@ -10,6 +10,7 @@ import {
 } from "@terret/core/testing";
 import type { ScriptItem } from "@terret/core/testing";
 import { serveAcp } from "./acp_server.ts";
+import { ACP_MODES } from "./modes.ts";
 
 const ROOT = "/work/project";
 
@@ -159,7 +160,7 @@ Deno.test("a tool turn streams Read then Edit with kinds, locations and a diff, 
         cwd: ROOT,
         mcpServers: [],
       }),
-      {},
+      { modes: { currentModeId: "ask", availableModes: [...ACP_MODES] } },
     );
     assert.deepStrictEqual(again.updates, live.updates);
   } finally {

@@ -34,6 +34,15 @@ export {
   verdictOf,
 } from "./permissions.ts";
 export {
+  ACP_MODES,
+  type AcpModeId,
+  AUTO_EDIT_TOOLS,
+  isModeId,
+  modePolicy,
+  modeState,
+  READ_ONLY_TOOLS,
+} from "./modes.ts";
+export {
   projectEvent,
   type ProjectionState,
   projectionState,

@@ -6,16 +6,19 @@
  */
 import type { SessionEvent } from "@terret/core/sessions";
 import type * as acp from "@agentclientprotocol/sdk";
+import { type AcpModeId, isModeId } from "./modes.ts";
 
 /** What the projection remembers between events (which calls are open, under which name and args). */
 export interface ProjectionState {
   /** Open tool calls by id: their name and args. */
   readonly calls: Map<string, { readonly name: string; readonly args: Record<string, unknown> }>;
+  /** The session mode: the `mode` of the last `policy/updated` that names one (`ask` before any). */
+  mode: AcpModeId;
 }
 
 /** A fresh projection state. */
 export function projectionState(): ProjectionState {
-  return { calls: new Map() };
+  return { calls: new Map(), mode: "ask" };
 }
 
 /** The ACP tool kind of a Terret tool, by its name (unknown names are `other`). */
@@ -142,6 +145,11 @@ export function projectEvent(event: SessionEvent, state: ProjectionState): acp.S
         status: payload.is_error === true ? "failed" : "completed",
         content: [...diff, { type: "content", content: { type: "text", text } }],
       }];
+    }
+    case "policy/updated": {
+      if (!isModeId(payload.mode)) return [];
+      state.mode = payload.mode;
+      return [{ sessionUpdate: "current_mode_update", currentModeId: payload.mode }];
     }
     case "turn/end": {
       const open = [...state.calls.keys()];
