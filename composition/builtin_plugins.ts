@@ -39,6 +39,7 @@ import {
   workspacePlugin,
 } from "@terret/exec";
 import { WsInterface } from "@terret/ws";
+import { acpPlugin } from "@terret/acp";
 
 /**
  * Every built-in plugin: the core (the session stores `terret-store-sqlite`, `terret-store-jsonl` and
@@ -80,4 +81,5 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   redactionPlugin,
   credentialsPlugin,
   WsInterface,
+  acpPlugin,
 ]);

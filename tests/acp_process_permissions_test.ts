@@ -1,7 +1,8 @@
 /**
  * A permission round trip through a real `trt acp` child: the approvals row parks each Write, the SDK client
  * answers `session/request_permission` with allow_once, reject_once and allow_always, and the session rule
- * allow_always left admits the next identical call without asking.
+ * allow_always left admits the next identical call without asking; with the `interfaces.acp` row's `client_fs`
+ * the allowed writes go through the editor.
  */
 import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
@@ -47,6 +48,10 @@ Deno.test("trt acp asks the client about parked calls: allow_once, reject_once a
       "    config: { allow: [Write] }",
       "  - id: titles",
       "    config: { auto: false }",
+      // Writes go through the editor (it offers fs.writeTextFile).
+      "  - id: interfaces.acp",
+      "    plugin: terret-acp",
+      "    config: { client_fs: true }",
       "",
     ].join("\n"),
   );
@@ -54,7 +59,13 @@ Deno.test("trt acp asks the client about parked calls: allow_once, reject_once a
   const answers = ["allow_once", "reject_once", "allow_always"];
   const asked: string[] = [];
   const updates: acp.SessionUpdate[] = [];
+  const written: string[] = [];
   const connection = acp.client({ name: "editor" })
+    .onRequest(acp.methods.client.fs.writeTextFile, async ({ params }) => {
+      written.push(`${params.path} ${params.content}`);
+      await Deno.writeTextFile(params.path, params.content);
+      return {};
+    })
     .onNotification(acp.methods.client.session.update, ({ params }) => {
       updates.push(params.update);
     })
@@ -70,6 +81,7 @@ Deno.test("trt acp asks the client about parked calls: allow_once, reject_once a
   try {
     await connection.agent.request(acp.methods.agent.initialize, {
       protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: true } },
       clientInfo: { name: "editor", version: "1.0.0" },
     });
     ({ sessionId } = await connection.agent.request(acp.methods.agent.session.new, {
@@ -95,6 +107,12 @@ Deno.test("trt acp asks the client about parked calls: allow_once, reject_once a
       ["one", "four"],
     );
     await assert.rejects(Deno.stat(`${work}/b.txt`), Deno.errors.NotFound);
+    // The allowed writes went through the editor (the row's client_fs), the rejected one nowhere.
+    assert.deepStrictEqual(written, [
+      `${work}/a.txt one`,
+      `${work}/c.txt three`,
+      `${work}/c.txt four`,
+    ]);
   } finally {
     connection.close();
     await child.child.stdin.close().catch(() => {});

@@ -30,6 +30,7 @@ import * as execProcess from "@terret/exec/process";
 import * as execSandbox from "@terret/exec/sandbox";
 import * as execTools from "@terret/exec/tools";
 import * as ws from "@terret/ws";
+import * as acpServer from "@terret/acp";
 import * as terret from "@terret/terret";
 
 /** Every public entry: each package's `.` and each of its subpaths. */
@@ -51,6 +52,7 @@ const modules: readonly Record<string, unknown>[] = [
   execProcess,
   execTools,
   ws,
+  acpServer,
   terret,
 ];
 

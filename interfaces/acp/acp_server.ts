@@ -6,13 +6,15 @@
  */
 import * as acp from "@agentclientprotocol/sdk";
 import type { Logger } from "@terret/hames";
-import type { Agents } from "@terret/core";
+import type { Agent, Agents } from "@terret/core";
+import type { Disposer } from "@terret/hames";
 import type { Content, SessionEvent, Sessions } from "@terret/core/sessions";
 import { isAbsolute, relative, resolve } from "node:path";
 import { projectEvent, type ProjectionState, projectionState, stopReasonOf } from "./projection.ts";
 import { AUTO_EDIT_TOOLS, isModeId, modePolicy, modeState } from "./modes.ts";
 import { type AcpApprovals, permissionRequest, verdictOf } from "./permissions.ts";
 import { ClientMcpServers, mcpConfigs } from "./client_mcp.ts";
+import { attachEditorFiles, editorFiles } from "./client_fs.ts";
 
 /** JSON-RPC code for an unknown session (ACP's "resource not found"). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -40,6 +42,11 @@ export interface AcpServerOptions {
    * `session/request_permission` and its answer resolved here. Without it parked calls stay parked.
    */
   readonly approvals?: AcpApprovals;
+  /**
+   * Let Read, Write and Edit go through the client's `fs/read_text_file` and `fs/write_text_file` when it offers
+   * them (unsaved buffers are read, edits show in the editor), after containment (default false: the host's `fs`).
+   */
+  readonly clientFs?: boolean;
   /** The `agentInfo` version (default `0.1.0`). */
   readonly version?: string;
 }
@@ -112,7 +119,27 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
   const { sessions, agents, roots } = options;
   const tails = new Map<string, Tail>();
   const mcp = new ClientMcpServers(options.logger);
-  const link: { client?: acp.AgentContext; name?: string } = {};
+  const link: {
+    client?: acp.AgentContext;
+    name?: string;
+    capabilities?: acp.ClientCapabilities;
+  } = {};
+  const attached = new Map<string, { agent: Agent; off: Disposer }>();
+  /** Routes the agent's file access through the client, when the row allows it and the client offers it. */
+  const attach = (agent: Agent): void => {
+    const sessionId = agent.session_id;
+    if (options.clientFs !== true || attached.get(sessionId)?.agent === agent) return;
+    const editor = link.client === undefined
+      ? undefined
+      : editorFiles(link.client, sessionId, link.capabilities?.fs);
+    const off = editor === undefined ? undefined : attachEditorFiles(agent, editor);
+    if (off !== undefined) attached.set(sessionId, { agent, off });
+  };
+  const detach = async (sessionId: string): Promise<void> => {
+    const entry = attached.get(sessionId);
+    attached.delete(sessionId);
+    await entry?.off();
+  };
 
   const unknown = (sessionId: string): acp.RequestError =>
     new acp.RequestError(
@@ -227,6 +254,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
   const app = acp.agent()
     .onRequest(acp.methods.agent.initialize, ({ params }) => {
       if (params.clientInfo?.name !== undefined) link.name = params.clientInfo.name;
+      if (params.clientCapabilities !== undefined) link.capabilities = params.clientCapabilities;
       return {
         protocolVersion: Math.min(params.protocolVersion, acp.PROTOCOL_VERSION),
         agentCapabilities: {
@@ -245,6 +273,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
       const sessionId = crypto.randomUUID();
       const agent = await agents.ensure(sessionId, { meta: { acp: { cwd: params.cwd } } });
       await mcp.mount(agent, servers);
+      attach(agent);
       const head = await sessions.head(sessionId);
       await tail(sessionId, head + 1, head);
       return { sessionId, modes: modeState("ask") };
@@ -253,7 +282,9 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
       checkCwd(params.cwd);
       const servers = mcpConfigs(params.mcpServers, params.cwd);
       if (!await exists(params.sessionId)) throw unknown(params.sessionId);
-      await mcp.mount(await agents.ensure(params.sessionId), servers);
+      const agent = await agents.ensure(params.sessionId);
+      await mcp.mount(agent, servers);
+      attach(agent);
       const head = await sessions.head(params.sessionId);
       await tail(params.sessionId, 1, head);
       return { modes: modeState(tails.get(params.sessionId)?.state.mode ?? "ask") };
@@ -288,6 +319,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
       try {
         const agent = agents.get(sessionId) ?? await agents.ensure(sessionId);
         await mcp.ensure(agent);
+        attach(agent);
         agent.send(content);
       } catch (error) {
         entry.waiter = undefined;
@@ -329,6 +361,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
       entry.abort.abort();
       tails.delete(sessionId);
       await mcp.release(sessionId);
+      await detach(sessionId);
       if (agent !== undefined && agents.get(sessionId) === agent) {
         await agents.disposeAgent(sessionId).catch((error: unknown) => {
           options.logger?.log("warn", "acp: a closed session's agent stayed resident", {
@@ -346,6 +379,8 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
     for (const entry of tails.values()) entry.abort.abort();
     tails.clear();
     // A session's MCP servers outlive the connection only as long as its running turn does.
+    // A turn still running goes on with the host's fs; its MCP servers stop once it has ended.
+    for (const sessionId of [...attached.keys()]) void detach(sessionId);
     for (const sessionId of mcp.sessions()) {
       void (async () => {
         await agents.get(sessionId)?.idle();

@@ -25,6 +25,8 @@ export {
   serveAcp,
   withinRoots,
 } from "./acp_server.ts";
+export { type AcpConfig, acpConfig, AcpConfigKey, acpPlugin } from "./acp_plugin.ts";
+export { attachEditorFiles, ClientFileSystem, type EditorFiles, editorFiles } from "./client_fs.ts";
 export { ClientMcpServers, mcpConfigs, mcpServerName } from "./client_mcp.ts";
 export {
   type AcpApprovals,
