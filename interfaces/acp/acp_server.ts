@@ -7,14 +7,13 @@
 import * as acp from "@agentclientprotocol/sdk";
 import type { Logger } from "@terret/hames";
 import type { Agent, Agents } from "@terret/core";
-import type { Disposer } from "@terret/hames";
 import type { Content, SessionEvent, Sessions } from "@terret/core/sessions";
 import { isAbsolute, relative, resolve } from "node:path";
 import { projectEvent, type ProjectionState, projectionState, stopReasonOf } from "./projection.ts";
 import { AUTO_EDIT_TOOLS, isModeId, modePolicy, modeState } from "./modes.ts";
 import { type AcpApprovals, permissionRequest, verdictOf } from "./permissions.ts";
 import { ClientMcpServers, mcpConfigs } from "./client_mcp.ts";
-import { attachEditorFiles, editorFiles } from "./client_fs.ts";
+import { EditorSeams } from "./editor_seams.ts";
 
 /** JSON-RPC code for an unknown session (ACP's "resource not found"). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -47,6 +46,11 @@ export interface AcpServerOptions {
    * them (unsaved buffers are read, edits show in the editor), after containment (default false: the host's `fs`).
    */
   readonly clientFs?: boolean;
+  /**
+   * Let Bash run in the client's terminals (`terminal/*`) when it offers them: each command in a fresh terminal in
+   * the session's `cwd`, outside Terret's sandbox (default false: Terret's shell).
+   */
+  readonly clientTerminal?: boolean;
   /** The `agentInfo` version (default `0.1.0`). */
   readonly version?: string;
 }
@@ -124,21 +128,12 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
     name?: string;
     capabilities?: acp.ClientCapabilities;
   } = {};
-  const attached = new Map<string, { agent: Agent; off: Disposer }>();
-  /** Routes the agent's file access through the client, when the row allows it and the client offers it. */
+  const seams = new EditorSeams({
+    clientFs: options.clientFs === true,
+    clientTerminal: options.clientTerminal === true,
+  });
   const attach = (agent: Agent): void => {
-    const sessionId = agent.session_id;
-    if (options.clientFs !== true || attached.get(sessionId)?.agent === agent) return;
-    const editor = link.client === undefined
-      ? undefined
-      : editorFiles(link.client, sessionId, link.capabilities?.fs);
-    const off = editor === undefined ? undefined : attachEditorFiles(agent, editor);
-    if (off !== undefined) attached.set(sessionId, { agent, off });
-  };
-  const detach = async (sessionId: string): Promise<void> => {
-    const entry = attached.get(sessionId);
-    attached.delete(sessionId);
-    await entry?.off();
+    if (link.client !== undefined) seams.attach(agent, link.client, link.capabilities);
   };
 
   const unknown = (sessionId: string): acp.RequestError =>
@@ -272,6 +267,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
       const servers = mcpConfigs(params.mcpServers, params.cwd);
       const sessionId = crypto.randomUUID();
       const agent = await agents.ensure(sessionId, { meta: { acp: { cwd: params.cwd } } });
+      seams.setCwd(sessionId, params.cwd);
       await mcp.mount(agent, servers);
       attach(agent);
       const head = await sessions.head(sessionId);
@@ -283,6 +279,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
       const servers = mcpConfigs(params.mcpServers, params.cwd);
       if (!await exists(params.sessionId)) throw unknown(params.sessionId);
       const agent = await agents.ensure(params.sessionId);
+      seams.setCwd(params.sessionId, params.cwd);
       await mcp.mount(agent, servers);
       attach(agent);
       const head = await sessions.head(params.sessionId);
@@ -361,7 +358,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
       entry.abort.abort();
       tails.delete(sessionId);
       await mcp.release(sessionId);
-      await detach(sessionId);
+      await seams.detach(sessionId);
       if (agent !== undefined && agents.get(sessionId) === agent) {
         await agents.disposeAgent(sessionId).catch((error: unknown) => {
           options.logger?.log("warn", "acp: a closed session's agent stayed resident", {
@@ -380,7 +377,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
     tails.clear();
     // A session's MCP servers outlive the connection only as long as its running turn does.
     // A turn still running goes on with the host's fs; its MCP servers stop once it has ended.
-    for (const sessionId of [...attached.keys()]) void detach(sessionId);
+    void seams.detachAll();
     for (const sessionId of mcp.sessions()) {
       void (async () => {
         await agents.get(sessionId)?.idle();

@@ -27,6 +27,8 @@ export {
 } from "./acp_server.ts";
 export { type AcpConfig, acpConfig, AcpConfigKey, acpPlugin } from "./acp_plugin.ts";
 export { attachEditorFiles, ClientFileSystem, type EditorFiles, editorFiles } from "./client_fs.ts";
+export { attachEditorTerminal, ClientShell, type ClientShellOptions } from "./client_terminal.ts";
+export { type EditorSeamOptions, EditorSeams } from "./editor_seams.ts";
 export { ClientMcpServers, mcpConfigs, mcpServerName } from "./client_mcp.ts";
 export {
   type AcpApprovals,

@@ -73,6 +73,7 @@ export async function acpVerb(context: VerbContext): Promise<number> {
       roots,
       logger: ctx.logger,
       clientFs: settings?.client_fs ?? false,
+      clientTerminal: settings?.client_terminal ?? false,
       ...(approvals === undefined ? {} : { approvals: acpApprovals(approvals) }),
     });
     const stop = Promise.withResolvers<void>();
