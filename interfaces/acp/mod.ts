@@ -46,6 +46,7 @@ export {
   modeState,
   READ_ONLY_TOOLS,
 } from "./modes.ts";
+export { PLAN_TOOL, planEntries } from "./plan.ts";
 export {
   projectEvent,
   type ProjectionState,

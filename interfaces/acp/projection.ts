@@ -7,6 +7,7 @@
 import type { SessionEvent } from "@terret/core/sessions";
 import type * as acp from "@agentclientprotocol/sdk";
 import { type AcpModeId, isModeId } from "./modes.ts";
+import { PLAN_TOOL, planEntries } from "./plan.ts";
 
 /** What the projection remembers between events (which calls are open, under which name and args). */
 export interface ProjectionState {
@@ -93,7 +94,8 @@ function diffOf(name: string, args: Record<string, unknown>): acp.ToolCallConten
  * `user/message` and `context/injected` become `user_message_chunk`s, `assistant/chunk` becomes an agent message or
  * thought chunk, `tool/call` a `tool_call` (`in_progress`, with `kind`, `locations` and a diff for Edit/Write) and
  * `tool/result` a `tool_call_update` (`completed` or `failed`, with the result as text). At `turn/end` every call
- * still open is reported `failed` (cancelled or interrupted). `assistant/message` is not projected: its text arrived
+ * still open is reported `failed` (cancelled or interrupted). A TodoWrite call that succeeded is followed by a `plan`
+ * with its whole list. `assistant/message` is not projected: its text arrived
  * as chunks.
  */
 export function projectEvent(event: SessionEvent, state: ProjectionState): acp.SessionUpdate[] {
@@ -139,12 +141,17 @@ export function projectEvent(event: SessionEvent, state: ProjectionState): acp.S
       const diff = call === undefined || payload.is_error === true
         ? []
         : diffOf(call.name, call.args);
-      return [{
+      const update: acp.SessionUpdate = {
         sessionUpdate: "tool_call_update",
         toolCallId: id,
         status: payload.is_error === true ? "failed" : "completed",
         content: [...diff, { type: "content", content: { type: "text", text } }],
-      }];
+      };
+      // A TodoWrite that succeeded carries the whole plan in its call.
+      const entries = call !== undefined && call.name === PLAN_TOOL && payload.is_error !== true
+        ? planEntries(call.args)
+        : undefined;
+      return entries === undefined ? [update] : [update, { sessionUpdate: "plan", entries }];
     }
     case "policy/updated": {
       if (!isModeId(payload.mode)) return [];
