@@ -7,24 +7,16 @@
 import * as acp from "@agentclientprotocol/sdk";
 import type { Logger } from "@terret/hames";
 import type { Agent, Agents } from "@terret/core";
-import type { Content, SessionEvent, Sessions } from "@terret/core/sessions";
-import { isAbsolute, relative, resolve } from "node:path";
+import type { SessionEvent, Sessions } from "@terret/core/sessions";
 import { projectEvent, type ProjectionState, projectionState, stopReasonOf } from "./projection.ts";
 import { AUTO_EDIT_TOOLS, isModeId, modePolicy, modeState } from "./modes.ts";
 import { type AcpApprovals, permissionRequest, verdictOf } from "./permissions.ts";
 import { ClientMcpServers, mcpConfigs } from "./client_mcp.ts";
+import { checkCwd, invalidParams, promptContent } from "./session_input.ts";
 import { EditorSeams } from "./editor_seams.ts";
 
 /** JSON-RPC code for an unknown session (ACP's "resource not found"). */
 export const RESOURCE_NOT_FOUND = -32002;
-
-/** A `-32602` error whose data names the offending field, with the message as given. */
-function invalidParams(
-  data: { field: string } & Record<string, unknown>,
-  message: string,
-): acp.RequestError {
-  return new acp.RequestError(-32602, message, data);
-}
 
 /** What {@linkcode serveAcp} needs. */
 export interface AcpServerOptions {
@@ -70,47 +62,6 @@ interface Tail {
   waiter: Waiter | undefined;
 }
 
-/** True when `cwd` is a granted root or lies inside one. */
-export function withinRoots(cwd: string, roots: readonly string[]): boolean {
-  return roots.some((root) => {
-    const rel = relative(resolve(root), resolve(cwd));
-    return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
-  });
-}
-
-/** ACP prompt blocks as Terret content: text as is, images as image parts, resources as quoted text. */
-export function promptContent(blocks: readonly acp.ContentBlock[]): Content {
-  const parts:
-    ({ type: "text"; text: string } | { type: "image"; data: string; media_type: string })[] = [];
-  for (const block of blocks) {
-    switch (block.type) {
-      case "text":
-        parts.push({ type: "text", text: block.text });
-        break;
-      case "image":
-        parts.push({ type: "image", data: block.data, media_type: block.mimeType });
-        break;
-      case "resource_link":
-        parts.push({ type: "text", text: `[${block.name}](${block.uri})` });
-        break;
-      case "resource":
-        if ("text" in block.resource) {
-          parts.push({
-            type: "text",
-            text: `<resource uri="${block.resource.uri}">\n${block.resource.text}\n</resource>`,
-          });
-        } else parts.push({ type: "text", text: `[binary resource](${block.resource.uri})` });
-        break;
-      default:
-        throw invalidParams(
-          { field: "prompt", type: (block as { type: string }).type },
-          `Cannot take the prompt: content of type "${block.type}" is not supported`,
-        );
-    }
-  }
-  return parts;
-}
-
 /**
  * Serves ACP on `stream` until it closes, over the durable sessions and agents.
  *
@@ -142,16 +93,6 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
       `Cannot use session "${sessionId}": no such session`,
       { sessionId },
     );
-  const checkCwd = (cwd: string): void => {
-    if (!isAbsolute(cwd) || !withinRoots(cwd, roots)) {
-      throw invalidParams(
-        { field: "cwd", cwd, roots },
-        `Cannot open a session in "${cwd}": cwd must be an absolute path inside a granted directory (${
-          roots.map((root) => `"${root}"`).join(", ")
-        })`,
-      );
-    }
-  };
 
   /** Tails a session from `from`, projecting each event; resolves once the event at `ready` has been sent. */
   const tail = (sessionId: string, from: number, ready: number): Promise<void> => {
@@ -263,7 +204,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
       };
     })
     .onRequest(acp.methods.agent.session.new, async ({ params }) => {
-      checkCwd(params.cwd);
+      await checkCwd(params.cwd, roots);
       const servers = mcpConfigs(params.mcpServers, params.cwd);
       const sessionId = crypto.randomUUID();
       const agent = await agents.ensure(sessionId, { meta: { acp: { cwd: params.cwd } } });
@@ -275,7 +216,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
       return { sessionId, modes: modeState("ask") };
     })
     .onRequest(acp.methods.agent.session.load, async ({ params }) => {
-      checkCwd(params.cwd);
+      await checkCwd(params.cwd, roots);
       const servers = mcpConfigs(params.mcpServers, params.cwd);
       if (!await exists(params.sessionId)) throw unknown(params.sessionId);
       const agent = await agents.ensure(params.sessionId);

@@ -18,13 +18,8 @@
  */
 /** The SDK's newline-delimited JSON stream over a byte pair (output first, then input). */
 export { ndJsonStream } from "@agentclientprotocol/sdk";
-export {
-  type AcpServerOptions,
-  promptContent,
-  RESOURCE_NOT_FOUND,
-  serveAcp,
-  withinRoots,
-} from "./acp_server.ts";
+export { type AcpServerOptions, RESOURCE_NOT_FOUND, serveAcp } from "./acp_server.ts";
+export { checkCwd, invalidParams, promptContent, withinRoots } from "./session_input.ts";
 export { type AcpConfig, acpConfig, AcpConfigKey, acpPlugin } from "./acp_plugin.ts";
 export { attachEditorFiles, ClientFileSystem, type EditorFiles, editorFiles } from "./client_fs.ts";
 export { attachEditorTerminal, ClientShell, type ClientShellOptions } from "./client_terminal.ts";
