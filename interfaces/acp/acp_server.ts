@@ -43,6 +43,11 @@ export interface AcpServerOptions {
    * the session's `cwd`, outside Terret's sandbox (default false: Terret's shell).
    */
   readonly clientTerminal?: boolean;
+  /**
+   * Whether the model takes images, asked at `initialize` and for each prompt (default: it does not, so
+   * `promptCapabilities.image` is false and an image block is refused).
+   */
+  readonly images?: () => boolean;
   /** The `agentInfo` version (default `0.1.0`). */
   readonly version?: string;
 }
@@ -74,6 +79,13 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
   const { sessions, agents, roots } = options;
   const tails = new Map<string, Tail>();
   const mcp = new ClientMcpServers(options.logger);
+  const images = (): boolean => {
+    try {
+      return options.images?.() === true;
+    } catch {
+      return false;
+    }
+  };
   const link: {
     client?: acp.AgentContext;
     name?: string;
@@ -195,7 +207,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
         protocolVersion: Math.min(params.protocolVersion, acp.PROTOCOL_VERSION),
         agentCapabilities: {
           loadSession: true,
-          promptCapabilities: { image: true, audio: false, embeddedContext: true },
+          promptCapabilities: { image: images(), audio: false, embeddedContext: true },
           mcpCapabilities: { http: true, sse: false },
           sessionCapabilities: { close: {} },
         },
@@ -245,7 +257,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
           `Cannot prompt session "${sessionId}": a prompt is already running (wait for its answer or cancel it)`,
         );
       }
-      const content = promptContent(params.prompt);
+      const content = promptContent(params.prompt, { images: images() });
       const head = await sessions.head(sessionId);
       const ended = Promise.withResolvers<unknown>();
       entry.waiter = {

@@ -68,7 +68,7 @@ Deno.test("initialize advertises what is served; a plain turn streams the user m
       protocolVersion: 1,
       agentCapabilities: {
         loadSession: true,
-        promptCapabilities: { image: true, audio: false, embeddedContext: true },
+        promptCapabilities: { image: false, audio: false, embeddedContext: true },
         mcpCapabilities: { http: true, sse: false },
         sessionCapabilities: { close: {} },
       },

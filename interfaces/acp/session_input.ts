@@ -25,8 +25,16 @@ export function withinRoots(cwd: string, roots: readonly string[]): boolean {
   });
 }
 
-/** ACP prompt blocks as Terret content: text as is, images as image parts, resources as quoted text. */
-export function promptContent(blocks: readonly acp.ContentBlock[]): Content {
+/**
+ * ACP prompt blocks as Terret content: text as is, images as image parts (only with `images`: the model takes
+ * them), resources as quoted text.
+ *
+ * @throws {acp.RequestError} `-32602` for audio, or an image the model does not take
+ */
+export function promptContent(
+  blocks: readonly acp.ContentBlock[],
+  options: { readonly images?: boolean } = {},
+): Content {
   const parts:
     ({ type: "text"; text: string } | { type: "image"; data: string; media_type: string })[] = [];
   for (const block of blocks) {
@@ -35,6 +43,12 @@ export function promptContent(blocks: readonly acp.ContentBlock[]): Content {
         parts.push({ type: "text", text: block.text });
         break;
       case "image":
+        if (options.images !== true) {
+          throw invalidParams(
+            { field: "prompt", type: "image" },
+            "Cannot take the prompt: the model does not take images (promptCapabilities.image is false)",
+          );
+        }
         parts.push({ type: "image", data: block.data, media_type: block.mimeType });
         break;
       case "resource_link":

@@ -10,6 +10,7 @@ import {
   type Approvals,
   ApprovalsKey,
   CORE_ERRORS,
+  Llm,
   SessionsKey,
   WorkspaceKey,
 } from "@terret/core";
@@ -74,6 +75,7 @@ export async function acpVerb(context: VerbContext): Promise<number> {
       logger: ctx.logger,
       clientFs: settings?.client_fs ?? false,
       clientTerminal: settings?.client_terminal ?? false,
+      images: () => ctx.get(Llm).capabilities("main").vision,
       ...(approvals === undefined ? {} : { approvals: acpApprovals(approvals) }),
     });
     const stop = Promise.withResolvers<void>();
