@@ -52,8 +52,8 @@ Deno.test("session/cancel mid-stream answers cancelled after the chunks streamed
 });
 
 Deno.test("session/cancel mid-tool answers cancelled and reports every running call as failed", async () => {
-  const read = scriptedTool("Read", { held: true });
-  const grep = scriptedTool("Grep", { held: true });
+  const read = scriptedTool("Read", { held: true, kind: "read" });
+  const grep = scriptedTool("Grep", { held: true, kind: "search" });
   await using stack = await createAgentStack({
     adapter: scriptedAdapter([
       toolCallsReply([

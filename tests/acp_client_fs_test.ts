@@ -111,6 +111,13 @@ Deno.test("with clientFs, Read sees the editor's unsaved buffer, Edit and Write 
       'r2 failed: Tool "Read" failed: Cannot stat "/etc/hostname": outside the granted workspaces ' +
       `(the granted workspace is ${dir})`,
     ]);
+    // The std tools declare their kinds; the calls carry them.
+    assert.deepStrictEqual(
+      updates.flatMap(({ update }) =>
+        update.sessionUpdate === "tool_call" ? [`${update.toolCallId} ${update.kind}`] : []
+      ),
+      ["r1 read", "e1 edit", "w1 edit", "r2 read"],
+    );
     assert.deepStrictEqual(requests, [
       `read ${dir}/a.txt`,
       `read ${dir}/a.txt`,

@@ -18,8 +18,8 @@ import { brief, connectPair, initialize } from "./acp_client.ts";
 const ROOT = "/work/project";
 
 Deno.test("session modes: read-only narrows the tools, auto-edit allows parked edits without asking, and load restores the mode", async () => {
-  const edit = scriptedTool("Edit", { approval: "policy", mutating: true });
-  const bash = scriptedTool("Bash", { approval: "policy", mutating: true });
+  const edit = scriptedTool("Edit", { approval: "policy", mutating: true, kind: "edit" });
+  const bash = scriptedTool("Bash", { approval: "policy", mutating: true, kind: "execute" });
   const file = `${ROOT}/a.txt`;
   await using stack = await createAgentStack({
     adapter: scriptedAdapter([

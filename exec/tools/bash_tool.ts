@@ -45,6 +45,7 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
     mutating: true,
     concurrency: "serial",
     approval: options.approval,
+    kind: "execute",
     async handler(args, run) {
       if (args.run_in_background === true) {
         throw new TypeError(

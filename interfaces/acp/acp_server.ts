@@ -6,7 +6,7 @@
  */
 import * as acp from "@agentclientprotocol/sdk";
 import type { Logger } from "@terret/hames";
-import type { Agent, Agents } from "@terret/core";
+import type { Agent, Agents, Tools } from "@terret/core";
 import type { SessionEvent, Sessions } from "@terret/core/sessions";
 import { projectEvent, type ProjectionState, projectionState, stopReasonOf } from "./projection.ts";
 import { AUTO_EDIT_TOOLS, isModeId, modePolicy, modeState } from "./modes.ts";
@@ -24,6 +24,8 @@ export interface AcpServerOptions {
   readonly sessions: Sessions;
   /** The agents that run the turns (one per ACP session; the agent id is the session id). */
   readonly agents: Agents;
+  /** The tool registry: a call's `kind` comes from its tool's metadata (without it every call is `other`). */
+  readonly tools?: Tools;
   /** The granted directories: a session's `cwd` must be one of them or inside one. */
   readonly roots: readonly string[];
   /** Where diagnostics go (never the ACP stream). */
@@ -79,6 +81,10 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
   const { sessions, agents, roots } = options;
   const tails = new Map<string, Tail>();
   const mcp = new ClientMcpServers(options.logger);
+  const kindOf = (sessionId: string, name: string): acp.ToolKind => {
+    const ctx = agents.get(sessionId)?.ctx;
+    return options.tools?.get(name, ctx === undefined ? {} : { ctx })?.kind ?? "other";
+  };
   const images = (): boolean => {
     try {
       return options.images?.() === true;
@@ -109,7 +115,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
   /** Tails a session from `from`, projecting each event; resolves once the event at `ready` has been sent. */
   const tail = (sessionId: string, from: number, ready: number): Promise<void> => {
     tails.get(sessionId)?.abort.abort();
-    const state = projectionState();
+    const state = projectionState((name) => kindOf(sessionId, name));
     const entry: Tail = { abort: new AbortController(), state, waiter: undefined };
     tails.set(sessionId, entry);
     const parked = new Map<string, { call: { id: string; name: string; args?: unknown } }>();
@@ -184,7 +190,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
       }
       const response = await link.client.request(
         acp.methods.client.session.requestPermission,
-        permissionRequest(sessionId, payload),
+        permissionRequest(sessionId, payload, kindOf(sessionId, payload.call.name)),
       );
       await approvals.resolve(sessionId, requestId, verdictOf(response, link.name));
     } catch (error) {

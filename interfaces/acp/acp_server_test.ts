@@ -98,9 +98,9 @@ Deno.test("initialize advertises what is served; a plain turn streams the user m
 });
 
 Deno.test("a tool turn streams Read then Edit with kinds, locations and a diff, a denied call fails, and session/load replays the same transcript", async () => {
-  const read = scriptedTool("Read", { reply: () => "one\ntwo\n" });
-  const edit = scriptedTool("Edit", { reply: () => "edited" });
-  const bash = scriptedTool("Bash");
+  const read = scriptedTool("Read", { kind: "read", reply: () => "one\ntwo\n" });
+  const edit = scriptedTool("Edit", { kind: "edit", reply: () => "edited" });
+  const bash = scriptedTool("Bash", { kind: "execute" });
   const file = `${ROOT}/a.txt`;
   await using stack = await boot(
     [
@@ -169,7 +169,7 @@ Deno.test("a tool turn streams Read then Edit with kinds, locations and a diff, 
 });
 
 Deno.test("session/cancel mid-tool answers cancelled and reports the running call as failed", async () => {
-  const slow = scriptedTool("Read", { held: true });
+  const slow = scriptedTool("Read", { held: true, kind: "read" });
   await using stack = await boot(
     [
       toolCallsReply([{ id: "c1", name: "Read", args: { file_path: `${ROOT}/a.txt` } }]),
@@ -202,7 +202,7 @@ Deno.test("session/cancel mid-tool answers cancelled and reports the running cal
 });
 
 Deno.test("bad requests get clear errors and the connection keeps serving", async () => {
-  const slow = scriptedTool("Read", { held: true });
+  const slow = scriptedTool("Read", { held: true, kind: "read" });
   await using stack = await boot(
     [
       toolCallsReply([{ id: "c1", name: "Read", args: { file_path: `${ROOT}/a.txt` } }]),

@@ -42,10 +42,4 @@ export {
   READ_ONLY_TOOLS,
 } from "./modes.ts";
 export { PLAN_TOOL, planEntries } from "./plan.ts";
-export {
-  projectEvent,
-  type ProjectionState,
-  projectionState,
-  stopReasonOf,
-  toolKind,
-} from "./projection.ts";
+export { projectEvent, type ProjectionState, projectionState, stopReasonOf } from "./projection.ts";

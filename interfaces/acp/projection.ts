@@ -15,34 +15,15 @@ export interface ProjectionState {
   readonly calls: Map<string, { readonly name: string; readonly args: Record<string, unknown> }>;
   /** The session mode: the `mode` of the last `policy/updated` that names one (`ask` before any). */
   mode: AcpModeId;
+  /** A tool's kind, from its metadata (`other` for a tool no longer registered). */
+  readonly kindOf: (name: string) => acp.ToolKind;
 }
 
-/** A fresh projection state. */
-export function projectionState(): ProjectionState {
-  return { calls: new Map(), mode: "ask" };
-}
-
-/** The ACP tool kind of a Terret tool, by its name (unknown names are `other`). */
-export function toolKind(name: string): acp.ToolKind {
-  switch (name) {
-    case "Read":
-      return "read";
-    case "Edit":
-    case "MultiEdit":
-    case "Write":
-    case "NotebookEdit":
-      return "edit";
-    case "Bash":
-      return "execute";
-    case "WebFetch":
-      return "fetch";
-    case "Grep":
-    case "Glob":
-    case "WebSearch":
-      return "search";
-    default:
-      return "other";
-  }
+/** A fresh projection state; `kindOf` gives a tool's kind from its metadata (default: every tool is `other`). */
+export function projectionState(
+  kindOf: (name: string) => acp.ToolKind = () => "other",
+): ProjectionState {
+  return { calls: new Map(), mode: "ask", kindOf };
 }
 
 function pathOf(args: Record<string, unknown>): string | undefined {
@@ -126,7 +107,7 @@ export function projectEvent(event: SessionEvent, state: ProjectionState): acp.S
         sessionUpdate: "tool_call",
         toolCallId: id,
         title: path === undefined ? name : `${name} ${path}`,
-        kind: toolKind(name),
+        kind: state.kindOf(name),
         status: "in_progress",
         rawInput: args,
         ...(path === undefined ? {} : { locations: [{ path }] }),

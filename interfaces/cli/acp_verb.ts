@@ -12,6 +12,7 @@ import {
   CORE_ERRORS,
   Llm,
   SessionsKey,
+  ToolsKey,
   WorkspaceKey,
 } from "@terret/core";
 import { type AcpApprovals, AcpConfigKey, ndJsonStream, serveAcp } from "@terret/acp";
@@ -70,6 +71,7 @@ export async function acpVerb(context: VerbContext): Promise<number> {
     }
     const connection = serveAcp(ndJsonStream(stdoutStream(io), io.stdin), {
       sessions: ctx.get(SessionsKey),
+      tools: ctx.get(ToolsKey),
       agents,
       roots,
       logger: ctx.logger,
