@@ -8,7 +8,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { createAgentStack, scriptedAdapter, textReply, toolCallsReply } from "@terret/core/testing";
 import { noneSandboxPlugin, subprocessPlugin, workspacePlugin } from "@terret/exec";
 import { serveAcp } from "@terret/acp";
-import { alive, DENO, SCRIPTED } from "./mcp/_world.ts";
+import { alive, DENO, SCRIPTED, startScriptedHttp } from "./mcp/_world.ts";
 
 const SCRIPTED_TOOLS = [
   "crash",
@@ -130,6 +130,54 @@ Deno.test("a client's MCP server is mounted for its session only, governed by th
     assert.equal(await alive(pid), false, "the closed session's MCP server process is gone");
     assert.equal(stack.agents.get(a.sessionId), undefined);
     assert.equal(stack.agents.get(b.sessionId)?.session_id, b.sessionId);
+  } finally {
+    connection.close();
+    await stack.dispose();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a client's http MCP server is mounted for its session, and a server that cannot start fails session/new naming it", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-acp-mcp-http-" }));
+  await using peer = await startScriptedHttp();
+  await using stack = await createAgentStack({
+    rows: [
+      { id: "workspace", plugin: workspacePlugin, config: { dirs: [dir] } },
+      { id: "sandbox", plugin: noneSandboxPlugin, config: { acknowledge_unsandboxed: true } },
+      { id: "subprocess", plugin: subprocessPlugin, config: { kill_grace_ms: 500 } },
+    ],
+  });
+  const up = new TransformStream<Uint8Array, Uint8Array>();
+  const down = new TransformStream<Uint8Array, Uint8Array>();
+  serveAcp(acp.ndJsonStream(down.writable, up.readable), {
+    sessions: stack.sessions,
+    agents: stack.agents,
+    roots: [dir],
+  });
+  const connection = acp.client({ name: "editor" })
+    .connect(acp.ndJsonStream(up.writable, down.readable));
+  const { agent } = connection;
+  try {
+    await agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION });
+    const { sessionId } = await agent.request(acp.methods.agent.session.new, {
+      cwd: dir,
+      mcpServers: [{ type: "http", name: "web tools", url: peer.url, headers: [] }],
+    });
+    assert.deepStrictEqual(
+      stack.tools.list({ ctx: stack.agents.get(sessionId)!.ctx }).map((tool) => tool.name),
+      SCRIPTED_TOOLS.map((name) => name.replace("mcp__scripted__", "mcp__web_tools__")),
+    );
+    const failed = await agent.request(acp.methods.agent.session.new, {
+      cwd: dir,
+      mcpServers: [{ name: "broken", command: `${dir}/no-such-program`, args: [], env: [] }],
+    }).then(() => undefined, (error: acp.RequestError) => error);
+    const program = `${dir}/no-such-program`;
+    assert.deepStrictEqual({ code: failed?.code, message: failed?.message, data: failed?.data }, {
+      code: -32603,
+      message: 'Cannot mount MCP server "broken": Cannot connect to MCP server "broken": Cannot ' +
+        `spawn "${program}": Failed to spawn '${program}': No such file or directory (os error 2)`,
+      data: { name: "broken" },
+    });
   } finally {
     connection.close();
     await stack.dispose();

@@ -111,10 +111,9 @@ export class ClientMcpServers {
             : `the profile provides no ${
               fiber.missing().map((key) => `"${key}"`).join(", ")
             } service`;
-          throw acp.RequestError.internalError(
-            { name: config.name },
-            `Cannot mount MCP server "${config.name}": ${why}`,
-          );
+          throw new acp.RequestError(-32603, `Cannot mount MCP server "${config.name}": ${why}`, {
+            name: config.name,
+          });
         }
       }
     } catch (error) {
