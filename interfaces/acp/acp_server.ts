@@ -14,6 +14,7 @@ import { type AcpApprovals, permissionRequest, verdictOf } from "./permissions.t
 import { ClientMcpServers, mcpConfigs } from "./client_mcp.ts";
 import { checkCwd, invalidParams, promptContent } from "./session_input.ts";
 import { EditorSeams } from "./editor_seams.ts";
+import { type ParkedCall, type SessionTail, tailSession } from "./_session_tail.ts";
 
 /** JSON-RPC code for an unknown session (ACP's "resource not found"). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -54,21 +55,6 @@ export interface AcpServerOptions {
   readonly version?: string;
 }
 
-interface Waiter {
-  readonly from: number;
-  sawUser: boolean;
-  readonly resolve: (payload: unknown) => void;
-  /** Settles with the `turn/end` payload the prompt answers with. */
-  readonly ended: Promise<unknown>;
-}
-
-interface Tail {
-  readonly abort: AbortController;
-  /** What the projection has folded so far (the open calls, the mode). */
-  readonly state: ProjectionState;
-  waiter: Waiter | undefined;
-}
-
 /**
  * Serves ACP on `stream` until it closes, over the durable sessions and agents.
  *
@@ -79,7 +65,7 @@ interface Tail {
  */
 export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.AgentConnection {
   const { sessions, agents, roots } = options;
-  const tails = new Map<string, Tail>();
+  const tails = new Map<string, SessionTail>();
   const mcp = new ClientMcpServers(options.logger);
   const kindOf = (sessionId: string, name: string): acp.ToolKind => {
     const ctx = agents.get(sessionId)?.ctx;
@@ -115,53 +101,23 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
   /** Tails a session from `from`, projecting each event; resolves once the event at `ready` has been sent. */
   const tail = (sessionId: string, from: number, ready: number): Promise<void> => {
     tails.get(sessionId)?.abort.abort();
-    const state = projectionState((name) => kindOf(sessionId, name));
-    const entry: Tail = { abort: new AbortController(), state, waiter: undefined };
-    tails.set(sessionId, entry);
-    const parked = new Map<string, { call: { id: string; name: string; args?: unknown } }>();
-    const asked = new Set<string>();
-    const { promise, resolve: done, reject } = Promise.withResolvers<void>();
-    if (from > ready) done();
-    const run = async (): Promise<void> => {
-      for await (
-        const event of sessions.stream(sessionId, { from_seq: from, signal: entry.abort.signal })
-      ) {
-        await send(sessionId, event, state);
-        const request = (event.payload as { request_id?: string }).request_id ?? "";
-        if (event.type === "approval/requested") parked.set(request, event.payload as never);
-        if (event.type === "approval/resolved") parked.delete(request);
-        if (event.seq >= ready) {
-          for (const [id, payload] of parked) {
-            if (asked.has(id)) continue;
-            asked.add(id);
-            void ask(sessionId, id, payload, state);
-          }
-        }
-        if (event.seq === ready) done();
-        const waiter = entry.waiter;
-        if (waiter === undefined || event.seq < waiter.from) continue;
-        if (event.type === "user/message") waiter.sawUser = true;
-        if (event.type === "turn/end" && waiter.sawUser) {
-          entry.waiter = undefined;
-          waiter.resolve(event.payload);
-        }
-      }
+    const entry: SessionTail = {
+      abort: new AbortController(),
+      state: projectionState((name) => kindOf(sessionId, name)),
+      waiter: undefined,
     };
-    run().catch((error: unknown) => {
-      if (entry.abort.signal.aborted) return;
-      options.logger?.log("error", "acp: the session tail failed", {
-        session_id: sessionId,
-        error: String(error),
-      });
-      reject(error);
+    tails.set(sessionId, entry);
+    return tailSession(sessions, sessionId, entry, { from, ready }, {
+      send: (event, state) => send(sessionId, event, state),
+      ask: (requestId, payload, state) => ask(sessionId, requestId, payload, state),
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
     });
-    return promise;
   };
 
   const send = async (
     sessionId: string,
     event: SessionEvent,
-    state: ReturnType<typeof projectionState>,
+    state: ProjectionState,
   ): Promise<void> => {
     for (const update of projectEvent(event, state)) {
       await link.client?.notify(acp.methods.client.session.update, { sessionId, update });
@@ -172,7 +128,7 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
   const ask = async (
     sessionId: string,
     requestId: string,
-    payload: { call: { id: string; name: string; args?: unknown } },
+    payload: ParkedCall,
     state: ProjectionState,
   ): Promise<void> => {
     const approvals = options.approvals;
