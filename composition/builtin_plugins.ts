@@ -23,6 +23,7 @@ import {
   redactionPlugin,
   sessionsPlugin,
   sqliteStorePlugin,
+  SubagentsService,
   Titler,
   ToolAllowList,
   ToolRegistry,
@@ -39,7 +40,7 @@ import {
   workspacePlugin,
 } from "@terret/exec";
 import { WsInterface } from "@terret/ws";
-import { acpPlugin } from "@terret/acp";
+import { acpPlugin, acpSubagentsPlugin } from "@terret/acp";
 
 /**
  * Every built-in plugin: the core (the session stores `terret-store-sqlite`, `terret-store-jsonl` and
@@ -49,7 +50,8 @@ import { acpPlugin } from "@terret/acp";
  * driver `terret-loop` and the MCP client `terret-mcp`, one `mcp.<server>` row per server), the execution world
  * (`workspace`, `fs`, the sandbox providers `sandbox-docker`, `sandbox-deno` and `sandbox-none`, `subprocess`,
  * `shell`, `terminals`) and the standard tools (`terret-tools-std`) and the WebSocket event stream (`terret-ws`).
- * And durable approvals, `terret-approvals` (`approvals`).
+ * And durable approvals, `terret-approvals` (`approvals`), and subagents with the `Task` tool, `terret-subagents`
+ * (`subagents`), with the ACP-client provider `terret-subagents-acp` (`subagents.acp`).
  */
 export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   sqliteStorePlugin,
@@ -68,6 +70,7 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   AgentLoop,
   CompactionService,
   Titler,
+  SubagentsService,
   mcpPlugin,
   workspacePlugin,
   fsPlugin,
@@ -81,5 +84,6 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   redactionPlugin,
   credentialsPlugin,
   WsInterface,
+  acpSubagentsPlugin,
   acpPlugin,
 ]);

@@ -10,8 +10,8 @@ const CORE_PLUGINS =
   "terret-acp, terret-agents, terret-approvals, terret-compaction, terret-credentials, terret-llm, " +
   "terret-llm-openrouter, " +
   "terret-llm-recorder, terret-llm-replayer, terret-loop, terret-mcp, terret-prompt, terret-redaction, terret-sessions, " +
-  "terret-store-jsonl, terret-store-memory, terret-store-sqlite, terret-titler, terret-tools, terret-tools-allow, " +
-  "terret-tools-std, terret-ws";
+  "terret-store-jsonl, terret-store-memory, terret-store-sqlite, terret-subagents, terret-subagents-acp, " +
+  "terret-titler, terret-tools, terret-tools-allow, terret-tools-std, terret-ws";
 
 Deno.test("runDoctor() reports every row's problem without booting or importing unconsented code", async () => {
   const marker = `doctor-${crypto.randomUUID()}`;
@@ -87,6 +87,8 @@ Deno.test("runDoctor() reports every row's problem without booting or importing 
     ["ok", "rows", "prompt", "config valid (terret-prompt)"],
     ["ok", "rows", "agents", "config valid (terret-agents)"],
     ["ok", "rows", "loop", "config valid (terret-loop)"],
+    ["ok", "rows", "subagents", "config valid (terret-subagents)"],
+    ["ok", "rows", "subagents.acp", "config valid (terret-subagents-acp)"],
     ["ok", "rows", "compaction", "config valid (terret-compaction)"],
     ["ok", "rows", "titles", "config valid (terret-titler)"],
     ["ok", "rows", "approvals", "config valid (terret-approvals)"],

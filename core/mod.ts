@@ -2,7 +2,7 @@
  * Terret's core, the names a plugin author needs: the service keys, the main contracts, the events plugins listen
  * to, and the plugins a host mounts. Each concept has its own entry with its full surface:
  * `@terret/core/sessions`, `/tools`, `/llm`, `/mcp`, `/compaction`, `/agents`, `/loop`, `/prompt`, `/redaction`,
- * `/approvals`, `/seams` (the seams exec implements) and `/testing` (fakes and builders for tests).
+ * `/approvals`, `/subagents`, `/seams` (the seams exec implements) and `/testing` (fakes and builders for tests).
  *
  * @example
  * ```ts ignore
@@ -104,6 +104,12 @@ export {
   CompactorKey,
 } from "./compaction/mod.ts";
 export { Titler, type Titles, TitlesKey } from "./llm/mod.ts";
+export {
+  type Subagents,
+  SubagentsKey,
+  SubagentsService,
+  type SubagentType,
+} from "./subagents/mod.ts";
 export {
   type Approvals,
   ApprovalsKey,

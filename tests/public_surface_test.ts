@@ -14,6 +14,7 @@ import * as corePrompt from "@terret/core/prompt";
 import * as coreRedaction from "@terret/core/redaction";
 import * as coreSeams from "@terret/core/seams";
 import * as coreSessions from "@terret/core/sessions";
+import * as coreSubagents from "@terret/core/subagents";
 import * as coreTesting from "@terret/core/testing";
 import * as coreTools from "@terret/core/tools";
 import * as exec from "@terret/exec";
@@ -34,6 +35,7 @@ const ENTRIES: Readonly<Record<string, Record<string, unknown>>> = {
   "@terret/core/redaction": coreRedaction,
   "@terret/core/seams": coreSeams,
   "@terret/core/sessions": coreSessions,
+  "@terret/core/subagents": coreSubagents,
   "@terret/core/testing": coreTesting,
   "@terret/core/tools": coreTools,
   "@terret/exec": exec,
@@ -95,6 +97,8 @@ Deno.test("core's and exec's `.` hold the runtime names a plugin author needs, a
     "SessionLog",
     "SessionStoreKey",
     "SessionsKey",
+    "SubagentsKey",
+    "SubagentsService",
     "SubprocessKey",
     "Titler",
     "TitlesKey",

@@ -102,6 +102,7 @@ Deno.test("core type-checks and runs through each of its entries with nothing bu
       "./redaction",
       "./approvals",
       "./seams",
+      "./subagents",
       "./testing",
     ]);
     const imports: Record<string, string> = {
@@ -127,6 +128,7 @@ Deno.test("core type-checks and runs through each of its entries with nothing bu
         'import { PromptAssembler } from "@terret/core/prompt";',
         'import { Redactor } from "@terret/core/redaction";',
         'import { SandboxKey } from "@terret/core/seams";',
+        'import { SubagentsService } from "@terret/core/subagents";',
         'import { scriptedAdapter } from "@terret/core/testing";',
         "const ctx = createContext();",
         "await new Loader(ctx).load([",
@@ -135,7 +137,7 @@ Deno.test("core type-checks and runs through each of its entries with nothing bu
         "]);",
         'await ctx.get(SessionsKey).create({ session_id: "s1" });',
         'const tool = defineTool({ name: "noop", description: "Does nothing", parameters: { type: "object" }, handler: () => ({ content: "ok" }) });',
-        "const used = [SessionLog, LlmRegistry, mcpPlugin, AgentRegistry, AgentLoop, PromptAssembler, Redactor, SandboxKey, scriptedAdapter];",
+        "const used = [SessionLog, LlmRegistry, mcpPlugin, AgentRegistry, AgentLoop, PromptAssembler, Redactor, SandboxKey, SubagentsService, scriptedAdapter];",
         'console.log(`session=${(await ctx.get(SessionsKey).read("s1"))[0]?.type} tool=${tool.name} entries=${used.length}`);',
         "await ctx.dispose();",
       ].join("\n"),
@@ -144,7 +146,7 @@ Deno.test("core type-checks and runs through each of its entries with nothing bu
     assert.equal(checked.code, 0, checked.stderr);
     const ran = await deno(["run", "main.ts"], dir);
     assert.equal(ran.code, 0, ran.stderr);
-    assert.equal(ran.stdout, "session=session/created tool=noop entries=9\n");
+    assert.equal(ran.stdout, "session=session/created tool=noop entries=10\n");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -23,7 +23,7 @@ Deno.test("a config error in a real trt process is one line on stderr and exit c
     decoder.decode(output.stderr),
     `trt dump-config: Cannot apply row "llm.mian" from --patch "${
       tree.path("bad.yml")
-    }" line 2: no earlier layer has a row with this id (known: workspace, credentials, redaction, sessions.store, sessions, llm, llm.main, fs, sandbox, subprocess, shell, terminals, tools, tools.std, tools.allow, prompt, agents, loop, compaction, titles, approvals, interfaces.ws); to insert a new row, give it a plugin\n`,
+    }" line 2: no earlier layer has a row with this id (known: workspace, credentials, redaction, sessions.store, sessions, llm, llm.main, fs, sandbox, subprocess, shell, terminals, tools, tools.std, tools.allow, prompt, agents, loop, subagents, subagents.acp, compaction, titles, approvals, interfaces.ws); to insert a new row, give it a plugin\n`,
   );
   assert.equal(output.code, 2);
 });
@@ -105,9 +105,9 @@ Deno.test("trt serve keeps running until SIGTERM, says it has no model key and w
   assert.equal(status.code, 0);
   const port = /ws:\/\/127\.0\.0\.1:(\d+)\//.exec(out)?.[1];
   assert.deepStrictEqual(out.split("\n"), [
-    'trt serve: booted profile "headless" (shipped template): 22 of 22 rows mounted (workspace, credentials, ' +
+    'trt serve: booted profile "headless" (shipped template): 24 of 24 rows mounted (workspace, credentials, ' +
     "redaction, sessions.store, sessions, llm, llm.main, fs, sandbox, subprocess, shell, terminals, tools, " +
-    "tools.std, tools.allow, prompt, agents, loop, compaction, titles, approvals, interfaces.ws)",
+    "tools.std, tools.allow, prompt, agents, loop, subagents, subagents.acp, compaction, titles, approvals, interfaces.ws)",
     "trt serve: serving through interfaces.ws",
     `trt serve: the WebSocket event stream is at ws://127.0.0.1:${port}/v1/agents/<agent_id>/stream (row interfaces.ws, docs/protocol.md)`,
     "trt serve: clients authenticate with the token in $TERRET_TOKEN",

@@ -23,6 +23,7 @@ import * as corePrompt from "@terret/core/prompt";
 import * as coreRedaction from "@terret/core/redaction";
 import * as coreSeams from "@terret/core/seams";
 import * as coreSessions from "@terret/core/sessions";
+import * as coreSubagents from "@terret/core/subagents";
 import * as coreTools from "@terret/core/tools";
 import * as exec from "@terret/exec";
 import * as execFs from "@terret/exec/fs";
@@ -30,7 +31,7 @@ import * as execProcess from "@terret/exec/process";
 import * as execSandbox from "@terret/exec/sandbox";
 import * as execTools from "@terret/exec/tools";
 import * as ws from "@terret/ws";
-import * as acpServer from "@terret/acp";
+import * as acp from "@terret/acp";
 import * as terret from "@terret/terret";
 
 /** Every public entry: each package's `.` and each of its subpaths. */
@@ -46,13 +47,14 @@ const modules: readonly Record<string, unknown>[] = [
   coreLlm,
   coreRedaction,
   coreMcp,
+  coreSubagents,
   exec,
   execFs,
   execSandbox,
   execProcess,
   execTools,
   ws,
-  acpServer,
+  acp,
   terret,
 ];
 

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { secretField } from "../redaction/secret_fields.ts";
 import type { ToolApproval, ToolConcurrency } from "../tools/tool.ts";
+import type { SandboxGrants } from "../seams/sandbox.ts";
 import { MCP_RUNTIME_ENV } from "./runtime_env.ts";
 
 /** Policy metadata that can be set per tool, over the server's defaults. */
@@ -30,7 +31,20 @@ export interface McpStdioTarget {
   readonly inherit_env: readonly string[];
   /** Fixed variables the server gets on top (they win over inherited ones); no ambient secrets. */
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * The sandbox provider this server runs under, overriding the sandbox row's: `deno` (permissions derived from
+   * the workspace, the row's `env` and `allow`), `bwrap`, or `none` (with `acknowledge_unconfined`). Absent: the
+   * sandbox row's, like every program.
+   */
+  readonly sandbox?: McpSandboxProvider;
+  /** Set to accept that `sandbox: none` runs the server unconfined on the host (required with it). */
+  readonly acknowledge_unconfined?: boolean;
+  /** What the row's own sandbox grants beyond the workspace (only with `sandbox: deno` or `bwrap`). */
+  readonly allow?: SandboxGrants;
 }
+
+/** The providers a stdio row can name in `sandbox:`. */
+export type McpSandboxProvider = "deno" | "bwrap" | "none";
 
 /** A server reached over Streamable HTTP. */
 export interface McpHttpTarget {
@@ -131,6 +145,25 @@ const common = {
 };
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);
+const grantPath = z.string().refine((path) => path.startsWith("/") && !path.includes(","), {
+  message: "must be an absolute path without a comma",
+});
+const grantName = z.string().regex(/^[^,\s]+$/, { message: "must be one name, without a comma" });
+
+/** The `allow` block of a stdio row: grants of its own sandbox beyond the workspace. */
+const allowSchema = z.strictObject({
+  read: z.array(grantPath).default([]).describe("Absolute paths readable beyond the workspace"),
+  write: z.array(grantPath).default([]).describe(
+    "Absolute paths writable (and readable) beyond the workspace",
+  ),
+  net: z.array(grantName).default([]).describe(
+    "Hosts (`host` or `host:port`) the server may reach",
+  ),
+  env: z.array(envName).default([]).describe(
+    "Variables the server may read beyond the names in its env (which it may always read)",
+  ),
+  sys: z.array(grantName).default([]).describe("System information APIs (`hostname`, …)"),
+});
 
 /** The zod schema of an `mcp.<server>` row's config. */
 export const mcpServerConfig: z.ZodType<McpServerConfig, unknown> = z.discriminatedUnion(
@@ -151,6 +184,16 @@ export const mcpServerConfig: z.ZodType<McpServerConfig, unknown> = z.discrimina
         "Fixed variables the server gets on top of the inherited ones (secret: every value is redacted from " +
           "tool results and the log, and masked by dump-config)",
       ),
+      sandbox: z.enum(["deno", "bwrap", "none"]).optional().describe(
+        "The server's own sandbox, overriding the sandbox row's: deno (permissions derived from the workspace, " +
+          "env and allow), bwrap, or none (needs acknowledge_unconfined); default: the sandbox row's",
+      ),
+      acknowledge_unconfined: z.boolean().default(false).describe(
+        "Accept that sandbox: none runs the server unconfined on the host (required with it)",
+      ),
+      allow: allowSchema.default({ read: [], write: [], net: [], env: [], sys: [] }).describe(
+        "What the server's own sandbox grants beyond the workspace (only with sandbox: deno or bwrap)",
+      ),
     }),
     z.strictObject({
       ...common,
@@ -168,6 +211,33 @@ export const mcpServerConfig: z.ZodType<McpServerConfig, unknown> = z.discrimina
       code: "custom",
       path: ["restart", "max_ms"],
       message: "must not be below initial_ms",
+    });
+  }
+  if (config.transport !== "stdio") return;
+  if (config.sandbox === "none" && !config.acknowledge_unconfined) {
+    issue.addIssue({
+      code: "custom",
+      path: ["sandbox"],
+      message:
+        "none runs the server unconfined on the host; set acknowledge_unconfined: true to accept that",
+    });
+  }
+  if (config.sandbox !== "none" && config.acknowledge_unconfined === true) {
+    issue.addIssue({
+      code: "custom",
+      path: ["acknowledge_unconfined"],
+      message: "applies to sandbox: none only",
+    });
+  }
+  const allow = config.allow ?? {};
+  const granted = Object.entries(allow).filter(([, list]) => list.length > 0);
+  if (granted.length > 0 && (config.sandbox === undefined || config.sandbox === "none")) {
+    issue.addIssue({
+      code: "custom",
+      path: ["allow"],
+      message: `grants ${
+        granted.map(([kind]) => kind).join(", ")
+      } of the row's own sandbox; set sandbox: deno or bwrap (the sandbox row's grants are its own)`,
     });
   }
 }) as unknown as z.ZodType<McpServerConfig, unknown>;

@@ -5,24 +5,27 @@
  * @module
  */
 import { type Context, definePlugin, type Plugin, type ServiceKey } from "@terret/hames";
-import { TerretError } from "../errors.ts";
 import { PromptKey } from "../prompt/prompt_assembler.ts";
 import { SubprocessKey } from "../seams/subprocess.ts";
 import { WorkspaceKey } from "../seams/workspace.ts";
 import type { JsonSchema } from "../tools/json_schema.ts";
 import { ToolsKey } from "../tools/tool_registry.ts";
 import { type McpServerConfig, mcpServerConfig } from "./config.ts";
+import { stdioRowOpener } from "./confinement.ts";
 import type { OpenedTransport } from "./connection.ts";
 import { McpServerState, McpToolsReconciled } from "./events.ts";
 import { McpToolSource } from "./tool_source.ts";
-import { httpOpener, stdioOpener } from "./transports.ts";
-import { inheritedEnv, readHostEnv } from "./runtime_env.ts";
+import { httpOpener } from "./transports.ts";
 
 /**
  * Connects one MCP server and keeps its tools registered while the row lives.
  *
  * - **stdio**: `command`/`args` are spawned through the `subprocess` seam, so through `sandbox.wrap` like every
- *   program (a `deno` or `docker` sandbox contains the server); the server gets the subprocess row's base
+ *   program (a `deno` or `docker` sandbox row contains the server). A row may name its own sandbox instead
+ *   (`sandbox: deno | bwrap | none`, resolved by name through `Subprocess.confine`): under `deno` the server gets
+ *   read and write of the workspace directories, read of the names in its `env`, and exactly what `allow` adds;
+ *   `none` needs `acknowledge_unconfined: true`. A provider that cannot run here fails the row at mount, never
+ *   falling back to running the server unconfined. The server gets the subprocess row's base
  *   environment, the host variables named in `inherit_env` (by default what a Deno or npm server needs: the cache,
  *   CAs, the registry and proxy, never a URL with credentials; see `MCP_RUNTIME_ENV`) and the row's
  *   `env`, nothing else. Its working directory is `cwd` or the first workspace
@@ -39,7 +42,8 @@ import { inheritedEnv, readHostEnv } from "./runtime_env.ts";
  *
  * **Permissions** (for `trt permissions`): an http row needs `--allow-net` for the URL's host (and port); a stdio
  * row needs `--allow-env` for the names in `inherit_env` (read once, at mount) and nothing else beyond what the
- * `subprocess` row declares.
+ * `subprocess` row declares; with `sandbox: deno` also `--allow-run` of the Deno running Terret and `--allow-env`
+ * for the variables locating its cache (`HOME`, `DENO_DIR`, `XDG_CACHE_HOME`) and passed to its runtime.
  */
 export const mcpPlugin: Plugin<McpServerConfig> = definePlugin({
   name: "terret-mcp",
@@ -52,10 +56,15 @@ export const mcpPlugin: Plugin<McpServerConfig> = definePlugin({
     if (config.resources.length > 0) keys.push(PromptKey);
     return keys;
   },
-  permissions: (config) =>
-    config.transport === "http"
-      ? { net: [new URL(config.url).host] }
-      : { env: [...config.inherit_env] },
+  permissions: (config) => {
+    if (config.transport === "http") return { net: [new URL(config.url).host] };
+    if (config.sandbox !== "deno") return { env: [...config.inherit_env] };
+    // The row's own deno sandbox runs the Deno running Terret and locates its cache and runtime variables.
+    return {
+      env: [...new Set([...config.inherit_env, ...DENO_SANDBOX_HOST_ENV])],
+      run: [Deno.execPath()],
+    };
+  },
   async apply(ctx, config) {
     const tools = ctx.get(ToolsKey);
     const prompt = config.resources.length > 0 ? ctx.get(PromptKey) : undefined;
@@ -64,7 +73,7 @@ export const mcpPlugin: Plugin<McpServerConfig> = definePlugin({
     const owner = ctx.scope(`mcp.${config.name} registrations`);
     const source = new McpToolSource({
       config,
-      open: opener(ctx, config),
+      open: await opener(ctx, config),
       registerTool: (spec) =>
         tools.register<Record<string, unknown>>(owner, {
           name: spec.name,
@@ -92,23 +101,27 @@ export const mcpPlugin: Plugin<McpServerConfig> = definePlugin({
   },
 });
 
-function opener(ctx: Context, config: McpServerConfig): () => Promise<OpenedTransport> {
+/** The host variables the deno sandbox reads to locate Deno's cache and to pass the runtime its proxy and CAs. */
+const DENO_SANDBOX_HOST_ENV = [
+  "HOME",
+  "DENO_DIR",
+  "XDG_CACHE_HOME",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "NPM_CONFIG_REGISTRY",
+  "DENO_CERT",
+];
+
+async function opener(
+  ctx: Context,
+  config: McpServerConfig,
+): Promise<() => Promise<OpenedTransport>> {
   if (config.transport === "http") return httpOpener({ url: config.url, headers: config.headers });
-  const cwd = config.cwd ?? ctx.get(WorkspaceKey).dirs[0];
-  if (cwd === undefined) {
-    throw new TerretError(
-      "ConfigInvalid",
-      `Cannot start MCP server "${config.name}": no cwd is configured and the workspace grants no directory`,
-    );
-  }
-  return stdioOpener(ctx.get(SubprocessKey), {
-    server: config.name,
-    argv: [config.command, ...config.args],
-    cwd,
-    env: {
-      ...inheritedEnv(config.name, config.inherit_env, readHostEnv, ctx.logger),
-      ...config.env,
-    },
-    stderrLimit: config.stderr_log_chars,
-  }, ctx.logger);
+  return await stdioRowOpener({
+    subprocess: ctx.get(SubprocessKey),
+    dirs: ctx.get(WorkspaceKey).dirs,
+    config,
+    logger: ctx.logger,
+  });
 }

@@ -8,6 +8,7 @@
 export {
   type McpHttpTarget,
   type McpRestartConfig,
+  type McpSandboxProvider,
   type McpServerConfig,
   mcpServerConfig,
   type McpStdioTarget,
@@ -15,6 +16,7 @@ export {
   SERVER_NAME_PATTERN,
 } from "./config.ts";
 export { mcpPlugin } from "./mcp_plugin.ts";
+export { mcpConfinement, stdioRowOpener, type StdioRowOpenerOptions } from "./confinement.ts";
 export {
   McpServerState,
   type McpServerStatePayload,

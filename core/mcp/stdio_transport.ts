@@ -29,6 +29,8 @@ export interface StdioTransportOptions {
 }
 
 const ENCODER = new TextEncoder();
+/** How long an exited server's stderr is read to its end before it is cut off (its process group is gone by then). */
+const STDERR_DRAIN_MS = 5000;
 
 /**
  * An MCP client `Transport` speaking newline-delimited JSON-RPC over a child's stdin/stdout, spawned through the
@@ -57,6 +59,7 @@ export class SubprocessStdioTransport implements Transport {
   #writer: WritableStreamDefaultWriter<Uint8Array> | undefined;
   #stdoutReader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   #stderrReader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  #stderrDrained: Promise<void> = Promise.resolve();
   #started = false;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -112,7 +115,7 @@ export class SubprocessStdioTransport implements Transport {
     this.#stdoutReader = child.stdout.getReader();
     if (child.stderr !== null) {
       this.#stderrReader = child.stderr.getReader();
-      void this.#drainStderr(this.#stderrReader);
+      this.#stderrDrained = this.#drainStderr(this.#stderrReader);
     }
     this.#reading = this.#readStdout(this.#stdoutReader, child);
   }
@@ -204,6 +207,13 @@ export class SubprocessStdioTransport implements Transport {
     // Stdout ended: the server exited (or closed stdout, which is as good as exiting).
     const exit = await child.status;
     this.#exit = exit;
+    // What it said last (why it exited) is often still in the pipe: read stderr to its end (bounded).
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.#stderrDrained,
+      new Promise((resolve) => timer = setTimeout(resolve, STDERR_DRAIN_MS)),
+    ]);
+    clearTimeout(timer);
     this.#closeReason ??= describeExit(exit, this.#stderr);
     await this.#stderrReader?.cancel().catch(() => {});
     this.#finish();

@@ -18,6 +18,8 @@ export interface StdioTarget {
   readonly env: Readonly<Record<string, string>>;
   /** Characters of stderr kept for diagnostics. */
   readonly stderrLimit: number;
+  /** Called with each stderr line (and startup noise on stdout), besides the `debug` log. */
+  readonly onDiagnostic?: (line: string) => void;
 }
 
 /**
@@ -35,8 +37,10 @@ export function stdioOpener(
       cwd: target.cwd,
       env: target.env,
       stderrLimit: target.stderrLimit,
-      onDiagnostic: (line) =>
-        logger.log("debug", `MCP server "${target.server}" says`, { line: line.slice(0, 1000) }),
+      onDiagnostic: (line) => {
+        logger.log("debug", `MCP server "${target.server}" says`, { line: line.slice(0, 1000) });
+        target.onDiagnostic?.(line);
+      },
     });
     return Promise.resolve({
       transport,

@@ -5,7 +5,14 @@
  *
  * @module
  */
-export { type Sandbox, SandboxKey, type WrapOptions, type WrappedCommand } from "./sandbox.ts";
+export {
+  type ConfinementRequest,
+  type Sandbox,
+  type SandboxGrants,
+  SandboxKey,
+  type WrapOptions,
+  type WrappedCommand,
+} from "./sandbox.ts";
 export {
   type ChildExit,
   type ChildHandle,

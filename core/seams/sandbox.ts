@@ -59,6 +59,34 @@ export interface Sandbox {
   wrap(argv: readonly string[], options: WrapOptions): Promise<WrappedCommand>;
 }
 
+/** Paths and names a per-program sandbox grants beyond the workspace directories (each list may be empty). */
+export interface SandboxGrants {
+  /** Absolute paths readable beyond the workspace. */
+  readonly read: readonly string[];
+  /** Absolute paths writable (and readable) beyond the workspace. */
+  readonly write: readonly string[];
+  /** Hosts (`host` or `host:port`) the program may reach. */
+  readonly net: readonly string[];
+  /** Environment variable names the program may read. */
+  readonly env: readonly string[];
+  /** System information APIs (`hostname`, `osRelease`, …) the program may query. */
+  readonly sys: readonly string[];
+}
+
+/** A sandbox built for one family of programs (a config row's override of the sandbox row). */
+export interface ConfinementRequest {
+  /** The provider, by name (`"deno"`, `"bwrap"`, `"none"`). */
+  readonly provider: string;
+  /** Who asks, for messages (`"mcp.github"`). */
+  readonly owner: string;
+  /** The granted workspace directories (real, absolute): the programs' cwd must be inside one. */
+  readonly dirs: readonly string[];
+  /** What the programs get beyond the workspace. */
+  readonly grants: SandboxGrants;
+  /** Stops preparing the sandbox. */
+  readonly signal?: AbortSignal;
+}
+
 /** The sandbox service key (config row `sandbox`). */
 export const SandboxKey: ServiceKey<Sandbox> = defineService<Sandbox>(
   "sandbox",

@@ -5,6 +5,7 @@
  * @module
  */
 import { defineService, type ServiceKey } from "@terret/hames";
+import type { ConfinementRequest } from "./sandbox.ts";
 
 /** How a process ended. */
 export interface ExitStatus {
@@ -138,6 +139,18 @@ export interface Subprocess {
   spawn(argv: readonly string[], options: SpawnOptions): Promise<ChildHandle>;
   /** Starts a program on a pseudo-terminal (shells, terminals); the sandbox is told `tty: true`. */
   ptySpawn(argv: readonly string[], options: PtySpawnOptions): Promise<PtyHandle>;
+  /**
+   * The same seam with a different sandbox: every argv started through the returned `Subprocess` is wrapped by
+   * a sandbox the seam builds from `request` (a provider resolved by name, with the request's grants) instead of
+   * the sandbox row's. The base environment, process groups and shutdown are shared: stopping this seam stops
+   * the returned one's children too.
+   *
+   * Contract: resolves only once the sandbox is prepared (`workspaceReady`), so a provider that cannot run here
+   * fails now, not at the first spawn; an unknown provider, one not available in this build, or one that cannot
+   * honour the grants rejects with `TerretError` (`ConfigInvalid` or `SandboxUnavailable`). It never falls back to
+   * the sandbox row or to running programs unconfined.
+   */
+  confine(request: ConfinementRequest): Promise<Subprocess>;
 }
 
 /** The subprocess service key (config row `subprocess`). */

@@ -1,7 +1,7 @@
 /**
  * The usage rollup: a pure fold of every `step/end` a session recorded, plus the utility calls (the compactor's
- * `session/compacted` and the titler's `session/titled` carry their own `usage`), and the steps whose usage is
- * unknown.
+ * `session/compacted` and the titler's `session/titled` carry their own `usage`), the subagents' runs (a `Task`
+ * `tool/result` carries its child session's rollup in `details.usage`), and the steps whose usage is unknown.
  *
  * @module
  */
@@ -13,11 +13,12 @@ export const USAGE_EVENT_TYPES: readonly string[] = Object.freeze([
   "step/end",
   "session/compacted",
   "session/titled",
+  "tool/result",
 ]);
 
 /**
  * What a session's events add up to: honestly "what the log recorded", not what a vendor billed. Token and cost
- * totals include the utility calls.
+ * totals include the utility calls and the subagents' runs (their own steps are not counted in `steps`).
  */
 export interface UsageRollup {
   /** The number of `step/end` events. */
@@ -37,7 +38,8 @@ export interface UsageRollup {
 }
 
 /**
- * Sums the usage of every `step/end` event and every utility call (other events are ignored).
+ * Sums the usage of every `step/end` event, every utility call and every subagent run (a `tool/result` whose
+ * `details.usage` holds its child session's totals); other events are ignored.
  *
  * @example
  * ```ts
@@ -62,7 +64,11 @@ export function rollupUsage(events: Iterable<SessionEvent>): UsageRollup {
     if (typeof usage.cost === "number") cost = (cost ?? 0) + usage.cost;
   };
   for (const event of events) {
-    const payload = event.payload as { usage?: Record<string, unknown>; finish_reason?: unknown };
+    const payload = event.payload as {
+      usage?: Record<string, unknown>;
+      finish_reason?: unknown;
+      details?: { usage?: unknown };
+    };
     switch (event.type) {
       case "step/start":
         if (open) unknown++;
@@ -74,6 +80,11 @@ export function rollupUsage(events: Iterable<SessionEvent>): UsageRollup {
         if (payload.finish_reason === "interrupted") unknown++;
         else add(payload.usage ?? {});
         break;
+      case "tool/result": {
+        const usage = payload.details?.usage;
+        if (typeof usage === "object" && usage !== null) add(usage as Record<string, unknown>);
+        break;
+      }
       case "session/compacted":
       case "session/titled":
         if (typeof payload.usage === "object" && payload.usage !== null) {

@@ -18,8 +18,13 @@ export function toOutcome(name: string, value: unknown): ToolOutcome {
     if (typeof isError !== "boolean") {
       return failure(`Tool "${name}" returned an invalid result: is_error must be a boolean`);
     }
-    if (typeof value.content === "string") return { content: value.content, is_error: isError };
-    if (Array.isArray(value.content)) return partsOutcome(name, value.content, isError);
+    const details = isPlainObject(value.details) ? { details: value.details } : {};
+    if (typeof value.content === "string") {
+      return { content: value.content, is_error: isError, ...details };
+    }
+    if (Array.isArray(value.content)) {
+      return { ...partsOutcome(name, value.content, isError), ...details };
+    }
   }
   let json: string | undefined;
   try {
@@ -53,11 +58,16 @@ function isContentPart(part: unknown): boolean {
 /** Checks what a listener chain returned; a malformed value is a listener bug, reported as an error result. */
 export function checkOutcome(value: unknown, stage: string): ToolOutcome {
   if (isPlainObject(value) && typeof value.is_error === "boolean") {
+    const details = isPlainObject(value.details) ? { details: value.details } : {};
     if (typeof value.content === "string") {
-      return { content: value.content, is_error: value.is_error };
+      return { content: value.content, is_error: value.is_error, ...details };
     }
     if (Array.isArray(value.content) && value.content.every(isContentPart)) {
-      return { content: value.content as (TextPart | ImagePart)[], is_error: value.is_error };
+      return {
+        content: value.content as (TextPart | ImagePart)[],
+        is_error: value.is_error,
+        ...details,
+      };
     }
   }
   throw new TypeError(`a ${stage} listener returned something other than {content, is_error}`);

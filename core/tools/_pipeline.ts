@@ -93,6 +93,7 @@ export async function runPipeline(
     name: call.name,
     content: wellFormed(capContent(outcome.content, host.maxOutputBytes)),
     is_error: outcome.is_error,
+    ...(outcome.details === undefined ? {} : { details: outcome.details }),
   };
 }
 
@@ -121,7 +122,9 @@ async function guarded(
       (completion) =>
         Promise.resolve({ content: completion.content, is_error: completion.is_error }),
     );
-    return checkOutcome(done, "tools/post_execute");
+    const final = checkOutcome(done, "tools/post_execute");
+    // `details` never passes the model-facing waterfall: the handler's stand, whatever a listener rewrote.
+    return outcome.details === undefined ? final : { ...final, details: outcome.details };
   } catch (error) {
     return listenerFailure(host, invocation, "finishing it", error);
   }

@@ -50,6 +50,8 @@ export type ToolContent = string | readonly (TextPart | ImagePart)[];
 export interface ToolOutcome {
   readonly content: ToolContent;
   readonly is_error: boolean;
+  /** Structured data for clients and the log, never shown to the model (see {@linkcode ToolOutput.details}). */
+  readonly details?: Readonly<Record<string, unknown>>;
 }
 
 /** What `tools.execute` resolves to: exactly the `tool/result` payload. */
@@ -81,6 +83,11 @@ export interface ToolRun {
 export interface ToolOutput {
   readonly content: ToolContent;
   readonly is_error?: boolean;
+  /**
+   * Structured data recorded on the durable `tool/result` as `details` (a JSON object) and never projected into the
+   * model's history: what clients and roll-ups read (a `Task` result's child session id, status and usage).
+   */
+  readonly details?: Readonly<Record<string, unknown>>;
 }
 
 /**

@@ -9,6 +9,7 @@ import { TerretError } from "../errors.ts";
 import type {
   ChildExit,
   ChildHandle,
+  ConfinementRequest,
   ExitStatus,
   PtyHandle,
   PtySpawnOptions,
@@ -24,6 +25,7 @@ import { drain, feed, settleWithin } from "./_pipes.ts";
 import { signalName } from "./_group.ts";
 import { launchPiped, launchPty, ptyHostPermissions } from "./_launch.ts";
 import { Supervision } from "./_supervise.ts";
+import { buildSandbox } from "../sandbox/sandbox_providers.ts";
 
 /** Config of the `subprocess` row. */
 export interface SubprocessConfig {
@@ -76,6 +78,7 @@ export class SubprocessRunner implements Subprocess {
   readonly #baseEnv: Readonly<Record<string, string>>;
   readonly #live = new Set<Supervision>();
   readonly #inflight = new Set<Promise<unknown>>();
+  readonly #confined = new Set<SubprocessRunner>();
   #stopped = false;
 
   /**
@@ -117,9 +120,35 @@ export class SubprocessRunner implements Subprocess {
     return this.#track(this.#ptySpawn(argv, options));
   }
 
+  /** The sandbox every argv is wrapped by. */
+  get sandbox(): Sandbox {
+    return this.#sandbox;
+  }
+
+  /**
+   * A runner over the sandbox `request` names (see `Subprocess.confine`), sharing this one's config; stopping this
+   * runner stops it.
+   */
+  confine(request: ConfinementRequest): Promise<SubprocessRunner> {
+    return this.#track((async () => {
+      if (this.#stopped) {
+        throw new TerretError(
+          "ServiceStopped",
+          `Cannot confine "${request.owner}": the subprocess service is stopped`,
+        );
+      }
+      const sandbox = await buildSandbox(request);
+      const runner = new SubprocessRunner(sandbox, this.#config, this.#logger);
+      this.#confined.add(runner);
+      if (this.#stopped) await runner.shutdown();
+      return runner;
+    })());
+  }
+
   /** Stops accepting work, kills every running process group and waits for every call to settle. */
   async shutdown(): Promise<void> {
     this.#stopped = true;
+    await Promise.all([...this.#confined].map((runner) => runner.shutdown()));
     await Promise.all([...this.#live].map((supervision) => supervision.stop("cancel")));
     await Promise.allSettled([...this.#inflight]);
   }

@@ -37,6 +37,13 @@ export interface DenoSandboxOptions {
   readonly dirs: readonly string[];
   /** The Deno binary (default: the one running Terret). */
   readonly deno?: string;
+  /**
+   * Absolute paths readable beyond the workspace (default none; any makes `isolated` false). They are grants,
+   * not workspaces: no cwd or entry may be in one, and they are not scanned for links leading out.
+   */
+  readonly read?: readonly string[];
+  /** Absolute paths writable (and readable) beyond the workspace (default none; any makes `isolated` false). */
+  readonly write?: readonly string[];
   /** Hosts for `--allow-net` (default none; any makes `isolated` false). */
   readonly net?: readonly string[];
   /** Variable names for `--allow-env` (default none). */
@@ -80,7 +87,8 @@ export class DenoSandbox implements Sandbox {
   constructor(options: DenoSandboxOptions) {
     this.#options = options;
     this.#dirs = Object.freeze([...options.dirs]);
-    this.isolated = (options.net ?? []).length === 0 && (options.allowImport ?? []).length === 0;
+    this.isolated = (options.net ?? []).length === 0 && (options.allowImport ?? []).length === 0 &&
+      (options.read ?? []).length === 0 && (options.write ?? []).length === 0;
   }
 
   /** Finds the Deno binary and its cache directory, and checks the cache is not inside a workspace. */
@@ -124,7 +132,8 @@ export class DenoSandbox implements Sandbox {
   /** The permission and loader flags every program gets (after `deno`). */
   #flags(program: DenoProgram): string[] {
     const o = this.#options;
-    const dirs = this.#dirs.join(",");
+    const write = [...this.#dirs, ...(o.write ?? [])];
+    const read = [...write, ...(o.read ?? [])];
     const flags = ["run", "--no-prompt"];
     flags.push(o.configFile === undefined ? "--no-config" : `--config=${o.configFile}`);
     flags.push(
@@ -133,7 +142,8 @@ export class DenoSandbox implements Sandbox {
         : `--allow-import=${o.allowImport!.join(",")}`,
     );
     if (o.cachedOnly) flags.push("--cached-only");
-    if (dirs !== "") flags.push(`--allow-read=${dirs}`, `--allow-write=${dirs}`);
+    if (read.length > 0) flags.push(`--allow-read=${read.join(",")}`);
+    if (write.length > 0) flags.push(`--allow-write=${write.join(",")}`);
     if ((o.net ?? []).length > 0) flags.push(`--allow-net=${o.net!.join(",")}`);
     if ((o.env ?? []).length > 0) flags.push(`--allow-env=${o.env!.join(",")}`);
     if ((o.sys ?? []).length > 0) flags.push(`--allow-sys=${o.sys!.join(",")}`);
@@ -177,15 +187,21 @@ export class DenoSandbox implements Sandbox {
   }
 
   async #prepare(signal: AbortSignal | undefined): Promise<{ deno: string; denoDir: string }> {
-    for (const dir of this.#dirs) {
+    const o = this.#options;
+    for (const dir of [...this.#dirs, ...(o.read ?? []), ...(o.write ?? [])]) {
       if (dir.includes(",")) {
         throw new TerretError(
           "Denied",
           `Cannot grant "${dir}" to Deno programs: the path holds a comma`,
         );
       }
+      if (!isAbsolute(dir)) {
+        throw new TerretError(
+          "Denied",
+          `Cannot grant "${dir}" to Deno programs: the path is not absolute`,
+        );
+      }
     }
-    const o = this.#options;
     if (o.configFile !== undefined && !isAbsolute(o.configFile)) {
       throw new TypeError(`Cannot use the Deno config "${o.configFile}": the path is not absolute`);
     }
@@ -212,6 +228,13 @@ export class DenoSandbox implements Sandbox {
       throw new TerretError(
         "Denied",
         `Cannot prepare the deno sandbox: Deno's cache "${denoDir}" is inside a workspace, where programs could rewrite it`,
+      );
+    }
+    const writable = (o.write ?? []).find((dir) => isInside(denoDir, dir));
+    if (writable !== undefined) {
+      throw new TerretError(
+        "Denied",
+        `Cannot prepare the deno sandbox: Deno's cache "${denoDir}" is inside the writable grant "${writable}", where programs could rewrite it`,
       );
     }
     return { deno, denoDir };

@@ -1,5 +1,6 @@
 /**
- * Sandbox providers: none, Deno and Docker, and the probe that reports which of them a host can run.
+ * Sandbox providers: none, Deno and Docker, the table a row resolves a provider through by name, and the probe
+ * that reports which of them a host can run.
  *
  * Import from `@terret/exec/sandbox`.
  *
@@ -27,3 +28,9 @@ export {
   type BuildSandboxImageOptions,
   type BuiltSandboxImage,
 } from "./build_image.ts";
+export {
+  buildSandbox,
+  SANDBOX_PROVIDERS,
+  type SandboxProviderEntry,
+  type SandboxProviderFactory,
+} from "./sandbox_providers.ts";

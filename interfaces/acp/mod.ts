@@ -41,5 +41,11 @@ export {
   modeState,
   READ_ONLY_TOOLS,
 } from "./modes.ts";
+export {
+  acpClientProvider,
+  type AcpSubagentsConfig,
+  acpSubagentsConfig,
+  acpSubagentsPlugin,
+} from "./client_provider.ts";
 export { PLAN_TOOL, planEntries } from "./plan.ts";
 export { projectEvent, type ProjectionState, projectionState, stopReasonOf } from "./projection.ts";

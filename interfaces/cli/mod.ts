@@ -23,6 +23,7 @@ export { reportFailure, runTrt, type TrtIo, type TrtOptions, type VerbContext } 
 export { type FlagSpec, parseArgs, type ParsedArgs, renderHelp, UsageError } from "./cli_args.ts";
 export { runTrtProcess, TRT_CHECKS } from "./process.ts";
 export { llmCheck } from "./llm_check.ts";
+export { mcpCheck } from "./mcp_check.ts";
 export { createSandboxCheck, sandboxCheck, type SandboxCheckOptions } from "./sandbox_check.ts";
 
 import { runTrtProcess } from "./process.ts";

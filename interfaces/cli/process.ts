@@ -8,18 +8,21 @@ import { COMPOSITION_CHECKS, type DoctorCheck } from "@terret/terret";
 import { approvalsCheck } from "./approvals_check.ts";
 import { llmCheck } from "./llm_check.ts";
 import { sandboxCheck } from "./sandbox_check.ts";
+import { mcpCheck } from "./mcp_check.ts";
 import { runTrt } from "./trt.ts";
 
 /**
  * The doctor checks `trt` runs, in order: the composition checks, the model adapters' key check, the execution
- * world's sandbox check, then the approval stance (all `atServe` checks, so `serve` also says when a model row has
- * no key, when the sandbox row's provider cannot run on this machine and which row to patch, and when approvals
- * are disabled so policy and always tools are denied).
+ * world's sandbox check, where each stdio MCP server runs, then the approval stance (all `atServe` checks, so
+ * `serve` also says when a model row has no key, when the sandbox row's provider cannot run on this machine and
+ * which row to patch, when an MCP server runs unconfined, and when approvals are disabled so policy and always
+ * tools are denied).
  */
 export const TRT_CHECKS: readonly DoctorCheck[] = [
   ...COMPOSITION_CHECKS,
   llmCheck,
   sandboxCheck,
+  mcpCheck,
   approvalsCheck,
 ];
 

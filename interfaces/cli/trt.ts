@@ -23,6 +23,7 @@ import { acpVerb } from "./acp_verb.ts";
 import { serveVerb } from "./serve.ts";
 import { credentialsVerb } from "./credentials_verb.ts";
 import { sandboxVerb } from "./sandbox_verb.ts";
+import { mcpVerb } from "./mcp_verb.ts";
 import type { PluginLike } from "@terret/hames";
 
 /** What `trt` reads and writes; `main.ts` passes the process's, tests pass their own. */
@@ -198,6 +199,28 @@ const VERBS: Readonly<Record<string, Verb>> = {
     }],
     run: () => Promise.resolve(2), // dispatched with its action by runTrt
   },
+  mcp: {
+    summary:
+      "Start one stdio MCP server under its row's confinement and report what it was denied: doctor.",
+    details: [
+      "Usage: trt mcp doctor SERVER [--call TOOL [--args JSON]] [flags]",
+      "Starts row mcp.SERVER's server as the row would (its own sandbox, or the sandbox row's), lists its",
+      "tools, makes the --call, and prints every permission Deno denied it with the allow key that grants",
+      "it. Exit 0: started and denied nothing; 1: denied something, failed to start, or the call failed;",
+      "2: a usage or config error.",
+    ],
+    flags: [
+      ...PROFILE_FLAGS,
+      {
+        name: "call",
+        kind: "string",
+        value: "TOOL",
+        help: "call this tool (its name on the server)",
+      },
+      { name: "args", kind: "string", value: "JSON", help: "the call's arguments (a JSON object)" },
+    ],
+    run: () => Promise.resolve(2), // dispatched with its action and server by runTrt
+  },
   acp: {
     summary: "Serve the profile to an editor over the Agent Client Protocol on stdio.",
     details: [
@@ -247,7 +270,7 @@ export async function runTrt(
   if (name === "sandbox" && rest[0] !== undefined && !rest[0].startsWith("-")) {
     positional.push(rest.shift()!);
   }
-  if (name === "credentials") {
+  if (name === "credentials" || name === "mcp") {
     while (positional.length < 2 && rest[0] !== undefined && !rest[0].startsWith("-")) {
       positional.push(rest.shift()!);
     }
@@ -292,6 +315,13 @@ export async function runTrt(
         return 2;
       }
       return await credentialsVerb(context, positional[0], positional[1]);
+    }
+    if (name === "mcp") {
+      if (positional[0] === undefined) {
+        io.stderr("trt mcp: an action is needed (usage: trt mcp doctor SERVER)\n");
+        return 2;
+      }
+      return await mcpVerb(context, positional[0], positional[1]);
     }
     if (name === "sandbox") {
       if (positional[0] === undefined) {

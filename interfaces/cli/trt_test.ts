@@ -49,7 +49,7 @@ Deno.test("trt without a verb, with an unknown verb or flag, or a missing value 
   assert.deepStrictEqual(await trt(["frob"], io()), [
     2,
     "",
-    'trt: unknown verb "frob" (verbs: serve, dump-config, doctor, permissions, usage, credentials, sandbox, acp; see trt --help)\n',
+    'trt: unknown verb "frob" (verbs: serve, dump-config, doctor, permissions, usage, credentials, sandbox, mcp, acp; see trt --help)\n',
   ]);
   assert.deepStrictEqual(await trt(["doctor", "--verbose"], io()), [
     2,

@@ -67,6 +67,8 @@ Deno.test({
       "prompt=terret-prompt",
       "agents=terret-agents",
       "loop=terret-loop",
+      "subagents=terret-subagents",
+      "subagents.acp=terret-subagents-acp",
       "compaction=terret-compaction",
       "titles=terret-titler",
       "approvals=terret-approvals",

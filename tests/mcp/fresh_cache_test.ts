@@ -1,6 +1,6 @@
 /**
- * The stdio MCP tests under a custom Deno cache: a child `deno test` of `everything_stdio_test.ts` and
- * `filesystem_test.ts` (the `none` and the `deno` sandbox) runs with
+ * The stdio MCP tests under a custom Deno cache: a child `deno test` of `everything_stdio_test.ts`,
+ * `filesystem_test.ts` (the `none` and the `deno` sandbox) and `confinement_test.ts` (rows' own sandboxes) runs with
  * `DENO_DIR` at a temporary directory and `HOME` at a temporary home whose default cache location is unusable.
  * The servers it spawns through the subprocess seam find their packages only if `DENO_DIR` reaches them (the
  * stdio row's default `inherit_env`); before it did, every server failed to start.
@@ -11,10 +11,12 @@
 import assert from "node:assert/strict";
 import { DENO } from "./_world.ts";
 
-/** The stdio servers on the `none` sandbox, and server-filesystem under the `deno` sandbox. */
-const TEST_FILES = ["./everything_stdio_test.ts", "./filesystem_test.ts"].map((file) =>
-  new URL(file, import.meta.url).pathname
-);
+/** The stdio servers on the `none` sandbox, server-filesystem under the `deno` sandbox, and rows' own sandboxes. */
+const TEST_FILES = [
+  "./everything_stdio_test.ts",
+  "./filesystem_test.ts",
+  "./confinement_test.ts",
+].map((file) => new URL(file, import.meta.url).pathname);
 const ROOT = new URL("../../", import.meta.url).pathname;
 
 /** This Deno's npm cache directory, from `deno info --json`. */
@@ -57,7 +59,7 @@ Deno.test("the stdio MCP tests pass under a custom DENO_DIR and a HOME without a
     const summary = /^(ok|FAILED) \| (\d+) passed \| (\d+) failed/m.exec(text);
     assert.deepStrictEqual(
       [output.code, summary?.slice(1)],
-      [0, ["ok", "6", "0"]],
+      [0, ["ok", "12", "0"]],
       text.slice(-4000),
     );
   } finally {

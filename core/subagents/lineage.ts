@@ -1,0 +1,94 @@
+/**
+ * Lineage read from the log: a parent's depth, the id of the child a call owns, and what a child's last turn came
+ * to. Used by the subagents service and its providers.
+ *
+ * @module
+ */
+import type { SessionEvent } from "../sessions/envelope.ts";
+import type { Sessions } from "../sessions/sessions.ts";
+
+/** What `session/created` `meta.subagent` records about a child. */
+export interface SubagentMeta {
+  readonly parent_session_id: string;
+  readonly parent_agent_id: string;
+  readonly call_id: string;
+  readonly type: string;
+  readonly description: string;
+  readonly depth: number;
+}
+
+/** The `subagent` meta of a session's `session/created`, when it is a child. */
+export async function subagentMeta(
+  sessions: Sessions,
+  sessionId: string,
+  signal?: AbortSignal,
+): Promise<SubagentMeta | undefined> {
+  const [created] = await sessions.read(sessionId, {
+    to_seq: 1,
+    ...(signal === undefined ? {} : { signal }),
+  });
+  const meta = (created?.payload as { meta?: { subagent?: unknown } } | undefined)?.meta?.subagent;
+  return typeof meta === "object" && meta !== null ? meta as SubagentMeta : undefined;
+}
+
+/** The tool name whose calls number a parent's children. */
+export const TASK_TOOL = "Task";
+
+/**
+ * The id of the child a parent's call owns, `<agent_id>.sub-<n>`: `n` is the call's place among the parent log's
+ * distinct `Task` calls, so it is the same after a restart and never reused. A session already holding another
+ * call's child (a call made outside the loop) moves `n` on; the one holding this call's child is returned with
+ * `existing: true`.
+ */
+export async function childIdFor(
+  sessions: Sessions,
+  parent: { readonly session_id: string; readonly agent_id: string; readonly call_id: string },
+  signal?: AbortSignal,
+): Promise<{ readonly id: string; readonly existing: boolean }> {
+  const options = signal === undefined ? {} : { signal };
+  const calls = await sessions.read(parent.session_id, { types: ["tool/call"], ...options });
+  const ids: string[] = [];
+  for (const event of calls) {
+    const { id, name } = event.payload as { id: string; name: string };
+    if (name === TASK_TOOL && !ids.includes(id)) ids.push(id);
+  }
+  const place = ids.indexOf(parent.call_id);
+  for (let n = place < 0 ? ids.length + 1 : place + 1;; n++) {
+    const id = `${parent.agent_id}.sub-${n}`;
+    if (await sessions.head(id, options) === 0) return { id, existing: false };
+    const meta = await subagentMeta(sessions, id, signal);
+    if (meta?.call_id === parent.call_id && meta.parent_session_id === parent.session_id) {
+      return { id, existing: true };
+    }
+  }
+}
+
+/** How a child's last turn ended, read from its log. */
+export interface ChildEnd {
+  /** `turn/end`'s status, or `undefined` while no turn closed. */
+  readonly status: "completed" | "failed" | "cancelled" | "rejected" | undefined;
+  /** The text of the last assistant message of that turn. */
+  readonly text: string;
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+/** Reads how a child's last turn ended. */
+export function childEnd(events: readonly SessionEvent[]): ChildEnd {
+  const start = events.findLastIndex((event) => event.type === "turn/start");
+  const turn = start < 0 ? [] : events.slice(start);
+  const end = turn.findLast((event) => event.type === "turn/end");
+  const message = turn.findLast((event) => event.type === "assistant/message");
+  const parts = (message?.payload as { parts?: readonly { type: string; text?: string }[] })
+    ?.parts ?? [];
+  const text = parts.filter((part) => part.type === "text").map((part) => part.text ?? "").join("");
+  if (end === undefined) return { status: undefined, text };
+  const payload = end.payload as {
+    status: ChildEnd["status"];
+    error?: { code?: unknown; message?: unknown };
+  };
+  const error = payload.error === undefined ? undefined : {
+    code: String(payload.error.code ?? "Error"),
+    message: String(payload.error.message ?? ""),
+  };
+  return { status: payload.status, text, ...(error === undefined ? {} : { error }) };
+}
