@@ -164,7 +164,7 @@ Deno.test("an unknown plugin and a patch to an unknown row are boot errors namin
     "PluginUnknown",
     `Cannot configure row "extra" (plugin set by home patch "${
       tree.path("patch.yml")
-    }" line 2): unknown plugin "nowhere" (no built-in, bundle or profile declares it; known: fs, greeter, jobs, sandbox-bwrap, sandbox-deno, sandbox-docker, sandbox-none, shell, shouter, subprocess, terminals, terret-agents, terret-approvals, terret-compaction, terret-credentials, terret-llm, terret-llm-openrouter, terret-llm-recorder, terret-llm-replayer, terret-loop, terret-mcp, terret-prompt, terret-redaction, terret-sessions, terret-store-jsonl, terret-store-memory, terret-store-postgres, terret-store-sqlite, terret-subagents, terret-subagents-acp, terret-telemetry, terret-titler, terret-tools, terret-tools-allow, terret-tools-std, terret-ws, workspace)`,
+    }" line 2): unknown plugin "nowhere" (no built-in, bundle or profile declares it; known: fs, greeter, jobs, sandbox-bwrap, sandbox-deno, sandbox-docker, sandbox-none, shell, shouter, subprocess, terminals, terret-acp, terret-agents, terret-approvals, terret-compaction, terret-credentials, terret-llm, terret-llm-openrouter, terret-llm-recorder, terret-llm-replayer, terret-loop, terret-mcp, terret-prompt, terret-redaction, terret-sessions, terret-store-jsonl, terret-store-memory, terret-store-postgres, terret-store-sqlite, terret-subagents, terret-subagents-acp, terret-telemetry, terret-titler, terret-tools, terret-tools-allow, terret-tools-std, terret-ws, workspace)`,
   );
   await rejectsWith(
     bootProfile("dev", { ...options(tree.dir), patches: ["typo.yml"] }),

@@ -44,7 +44,7 @@ import {
   workspacePlugin,
 } from "@terret/exec";
 import { WsInterface } from "@terret/ws";
-import { acpSubagentsPlugin } from "@terret/acp";
+import { acpPlugin, acpSubagentsPlugin } from "@terret/acp";
 
 /**
  * Every built-in plugin: the core (the session stores `terret-store-sqlite`, `terret-store-postgres` (the fleet's),
@@ -94,4 +94,5 @@ export const BUILTIN_PLUGINS: readonly PluginLike[] = Object.freeze([
   TelemetryService,
   WsInterface,
   acpSubagentsPlugin,
+  acpPlugin,
 ]);

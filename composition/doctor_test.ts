@@ -7,7 +7,8 @@ import { resolveProfile } from "./resolve.ts";
 const BASE = fileURLToPath(new URL("../bundles/base.yml", import.meta.url));
 /** The core's built-in plugin names, as an unknown-plugin error lists them (sorted among the others). */
 const CORE_PLUGINS =
-  "terret-agents, terret-approvals, terret-compaction, terret-credentials, terret-llm, terret-llm-openrouter, " +
+  "terret-acp, terret-agents, terret-approvals, terret-compaction, terret-credentials, terret-llm, " +
+  "terret-llm-openrouter, " +
   "terret-llm-recorder, terret-llm-replayer, terret-loop, terret-mcp, terret-prompt, terret-redaction, terret-sessions, " +
   "terret-store-jsonl, terret-store-memory, terret-store-postgres, terret-store-sqlite, terret-subagents, terret-subagents-acp, " +
   "terret-telemetry, terret-titler, terret-tools, terret-tools-allow, terret-tools-std, terret-ws";

@@ -3,49 +3,10 @@
  * message, a client that dies mid-turn never cancels the turn, and a new `trt acp` on the same home replays it.
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
 import { fakeOpenRouter, sseResponse, textTurn } from "@terret/core/testing";
 import { writeTree } from "./fixtures/composition/tree.ts";
-
-const ROOT = fileURLToPath(new URL("../", import.meta.url));
-const MAIN = fileURLToPath(new URL("../interfaces/cli/main.ts", import.meta.url));
-
-/** A running `trt acp` whose stdout is split: every line is parsed and kept, and the bytes go on to the client. */
-function spawnAcp(home: string, patch: string) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "acp", "--home", home, "--patch", patch],
-    cwd: ROOT,
-    env: { OPENROUTER_API_KEY: "" },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const lines: unknown[] = [];
-  const bad: string[] = [];
-  const [forClient, forCheck] = child.stdout.tee();
-  const checked = (async () => {
-    let rest = "";
-    for await (const text of forCheck.pipeThrough(new TextDecoderStream())) {
-      rest += text;
-      let newline: number;
-      while ((newline = rest.indexOf("\n")) >= 0) {
-        const line = rest.slice(0, newline);
-        rest = rest.slice(newline + 1);
-        try {
-          const message = JSON.parse(line);
-          if (message?.jsonrpc !== "2.0") bad.push(line);
-          lines.push(message);
-        } catch {
-          bad.push(line);
-        }
-      }
-    }
-    if (rest !== "") bad.push(rest);
-  })();
-  const stderr = new Response(child.stderr).text();
-  return { child, lines, bad, checked, stderr, stream: acp.ndJsonStream(child.stdin, forClient) };
-}
+import { spawnAcp } from "./acp_client.ts";
 
 function client(updates: acp.SessionUpdate[]) {
   return acp.client({ name: "editor" }).onNotification(

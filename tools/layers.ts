@@ -16,7 +16,8 @@ const allowed: Record<string, readonly string[]> = {
   core: ["@terret/hames"],
   exec: ["@terret/hames", "@terret/core"],
   "interfaces/ws": ["@terret/hames", "@terret/core"],
-  "interfaces/acp": ["@terret/hames", "@terret/core"],
+  // ACP routes the fs and shell seams through the editor (client_fs, client_terminal) over exec's containment.
+  "interfaces/acp": ["@terret/hames", "@terret/core", "@terret/exec"],
   "interfaces/cli": [
     "@terret/hames",
     "@terret/core",

@@ -13,7 +13,14 @@ import { sessionsPlugin } from "../sessions/sessions_plugin.ts";
 import { type Prompt, PromptAssembler, PromptKey } from "../prompt/prompt_assembler.ts";
 import { ApprovalsService } from "../approvals/approvals.ts";
 import { ToolAllowList, type ToolPolicy, ToolPolicyKey } from "./allow_list.ts";
-import type { ToolApproval, ToolConcurrency, ToolDefinition, ToolOutput, ToolRun } from "./tool.ts";
+import type {
+  ToolApproval,
+  ToolConcurrency,
+  ToolDefinition,
+  ToolKind,
+  ToolOutput,
+  ToolRun,
+} from "./tool.ts";
 import { ToolRegistry, type Tools, ToolsKey } from "./tool_registry.ts";
 
 const ALLOW_EVERYTHING = Object.freeze({ allow: ["*"], always_can_be_ruled: true });
@@ -100,6 +107,8 @@ export interface ScriptedToolOptions {
   readonly mutating?: boolean;
   /** Default `never` (the approvals gate is not consulted). */
   readonly approval?: ToolApproval;
+  /** What the tool does, for interfaces (default `other`). */
+  readonly kind?: ToolKind;
   /** Hold every call until {@linkcode ScriptedTool.release} (default false: calls finish at once). */
   readonly held?: boolean;
   /** A shared journal (to record several tools in one order); default a fresh one. */
@@ -137,6 +146,7 @@ export function scriptedTool(name: string, options: ScriptedToolOptions = {}): S
     mutating: options.mutating ?? false,
     concurrency: options.concurrency ?? "parallel",
     approval: options.approval ?? "never",
+    ...(options.kind === undefined ? {} : { kind: options.kind }),
     async handler(args, run) {
       journal.push({ event: "start", tool: name, call_id: run.call_id });
       calls.push({ args, run });

@@ -15,6 +15,34 @@ export type ToolConcurrency = "parallel" | "serial";
 /** Whether a call needs a human verdict: metadata for the approvals row; without one, the allow list decides. */
 export type ToolApproval = "never" | "policy" | "always";
 
+/**
+ * What a tool does, for an interface's view of its calls (the Agent Client Protocol's tool kinds): `read`, `edit`,
+ * `delete`, `move`, `search`, `execute`, `think`, `fetch`, or `other`. A hint only: policy never reads it.
+ */
+export type ToolKind =
+  | "read"
+  | "edit"
+  | "delete"
+  | "move"
+  | "search"
+  | "execute"
+  | "think"
+  | "fetch"
+  | "other";
+
+/** The tool kinds, in the order {@linkcode ToolKind} lists them. */
+export const TOOL_KINDS: readonly ToolKind[] = Object.freeze([
+  "read",
+  "edit",
+  "delete",
+  "move",
+  "search",
+  "execute",
+  "think",
+  "fetch",
+  "other",
+]);
+
 /** A tool result's content: text, or text and image parts (exactly `tool/result`'s `content`). */
 export type ToolContent = string | readonly (TextPart | ImagePart)[];
 
@@ -98,6 +126,8 @@ export interface ToolDefinition<A = Record<string, unknown>> {
   readonly concurrency?: ToolConcurrency;
   /** Approval metadata (default `policy`). */
   readonly approval?: ToolApproval;
+  /** What the tool does, for interfaces (default `other`). */
+  readonly kind?: ToolKind;
 }
 
 /** A registered tool's public description (no handler). */
@@ -109,6 +139,8 @@ export interface ToolInfo {
   readonly mutating: boolean;
   readonly concurrency: ToolConcurrency;
   readonly approval: ToolApproval;
+  /** What the tool does, for interfaces. */
+  readonly kind: ToolKind;
   /** The `{name, description, parameters}` offered to the model (frozen, shared). */
   readonly schema: ToolSchema;
 }
@@ -208,12 +240,16 @@ export function compileTool(def: ToolDefinition<unknown>): CompiledTool {
   const mutating = def.mutating ?? true;
   const concurrency = def.concurrency ?? "serial";
   const approval = def.approval ?? "policy";
+  const kind = def.kind ?? "other";
   if (typeof mutating !== "boolean") fail("mutating must be a boolean");
   if (concurrency !== "parallel" && concurrency !== "serial") {
     fail(`concurrency must be "parallel" or "serial", got ${JSON.stringify(concurrency)}`);
   }
   if (!["never", "policy", "always"].includes(approval)) {
     fail(`approval must be "never", "policy" or "always", got ${JSON.stringify(approval)}`);
+  }
+  if (!TOOL_KINDS.includes(kind)) {
+    fail(`kind must be one of ${TOOL_KINDS.join(", ")}, got ${JSON.stringify(kind)}`);
   }
   const { parameters, validate } = compileParameters(def.parameters, fail);
   const schema: ToolSchema = deepFreeze({ name, description: def.description, parameters });
@@ -225,6 +261,7 @@ export function compileTool(def: ToolDefinition<unknown>): CompiledTool {
       mutating,
       concurrency,
       approval,
+      kind,
       schema,
     }),
     handler: def.handler as ToolHandler<unknown>,

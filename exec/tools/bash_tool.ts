@@ -50,6 +50,7 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
     mutating: true,
     concurrency: "serial",
     approval: options.approval,
+    kind: "execute",
     async handler(args, run) {
       if (args.dangerouslyDisableSandbox === true) {
         throw new TypeError(

@@ -43,6 +43,7 @@ export function createEditTool(): ToolDefinition<EditArgs> {
     mutating: true,
     concurrency: "serial",
     approval: "policy",
+    kind: "edit",
     async handler({ file_path, old_string, new_string, replace_all }, run) {
       const fs = seam(run.ctx, FsKey, "Edit");
       requireAbsolute(file_path, "file_path", fs.dirs);

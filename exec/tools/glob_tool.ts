@@ -42,6 +42,7 @@ export function createGlobTool(): ToolDefinition<GlobArgs> {
     mutating: false,
     concurrency: "parallel",
     approval: "never",
+    kind: "search",
     async handler({ pattern, path }, run) {
       const fs = seam(run.ctx, FsKey, "Glob");
       if (path !== undefined) requireAbsolute(path, "path", fs.dirs);

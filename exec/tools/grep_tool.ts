@@ -129,6 +129,7 @@ export function createGrepTool(
     mutating: false,
     concurrency: "parallel",
     approval: "never",
+    kind: "search",
     async handler(args, run) {
       const fs = seam(run.ctx, FsKey, "Grep");
       if (args.path !== undefined) requireAbsolute(args.path, "path", fs.dirs);

@@ -83,6 +83,7 @@ export function createReadTool(
     mutating: false,
     concurrency: "parallel",
     approval: "never",
+    kind: "read",
     async handler(args, run) {
       const fs = seam(run.ctx, FsKey, "Read");
       requireAbsolute(args.file_path, "file_path", fs.dirs);

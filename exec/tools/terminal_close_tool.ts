@@ -31,6 +31,7 @@ export function createTerminalCloseTool(): ToolDefinition<TerminalCloseArgs> {
     mutating: true,
     concurrency: "serial",
     approval: "policy",
+    kind: "execute",
     async handler({ name }, run) {
       const terminals = seam(run.ctx, TerminalsKey, "terminal_close");
       const open = terminals.list(run.agent_id).some((info) => info.name === name);

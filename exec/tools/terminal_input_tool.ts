@@ -37,6 +37,7 @@ export function createTerminalInputTool(): ToolDefinition<TerminalInputArgs> {
     mutating: true,
     concurrency: "serial",
     approval: "policy",
+    kind: "execute",
     handler({ name, text, enter }, run) {
       const typed = enter ? `${text}\r` : text;
       seam(run.ctx, TerminalsKey, "terminal_input").input(run.agent_id, name, typed);

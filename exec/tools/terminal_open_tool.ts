@@ -52,6 +52,7 @@ export function createTerminalOpenTool(): ToolDefinition<TerminalOpenArgs> {
     mutating: true,
     concurrency: "serial",
     approval: "policy",
+    kind: "execute",
     async handler(args, run) {
       const terminals = seam(run.ctx, TerminalsKey, "terminal_open");
       if (args.cwd !== undefined) {

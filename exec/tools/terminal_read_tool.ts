@@ -40,6 +40,7 @@ export function createTerminalReadTool(): ToolDefinition<TerminalReadArgs> {
     mutating: false,
     concurrency: "serial",
     approval: "never",
+    kind: "read",
     async handler({ name, wait_ms }, run) {
       const terminals = seam(run.ctx, TerminalsKey, "terminal_read");
       const read = await terminals.read(run.agent_id, name, { wait: wait_ms, signal: run.signal });

@@ -108,6 +108,7 @@ export function createWebFetchTool(
     mutating: true,
     concurrency: "parallel",
     approval: "policy",
+    kind: "fetch",
     async handler(args, run) {
       const deadline = AbortSignal.timeout(options.timeout_ms);
       const signal = AbortSignal.any([run.signal, deadline]);

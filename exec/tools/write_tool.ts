@@ -34,6 +34,7 @@ export function createWriteTool(): ToolDefinition<WriteArgs> {
     mutating: true,
     concurrency: "serial",
     approval: "policy",
+    kind: "edit",
     async handler({ file_path, content }, run) {
       const fs = seam(run.ctx, FsKey, "Write");
       requireAbsolute(file_path, "file_path", fs.dirs);

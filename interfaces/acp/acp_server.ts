@@ -6,22 +6,18 @@
  */
 import * as acp from "@agentclientprotocol/sdk";
 import type { Logger } from "@terret/hames";
-import type { Agents } from "@terret/core";
-import type { Content, SessionEvent, Sessions } from "@terret/core/sessions";
-import { isAbsolute, relative, resolve } from "node:path";
-import { projectEvent, projectionState, stopReasonOf } from "./projection.ts";
+import type { Agent, Agents, Tools } from "@terret/core";
+import type { SessionEvent, Sessions } from "@terret/core/sessions";
+import { projectEvent, type ProjectionState, projectionState, stopReasonOf } from "./projection.ts";
+import { AUTO_EDIT_TOOLS, isModeId, modePolicy, modeState } from "./modes.ts";
 import { type AcpApprovals, permissionRequest, verdictOf } from "./permissions.ts";
+import { ClientMcpServers, mcpConfigs } from "./client_mcp.ts";
+import { checkCwd, invalidParams, promptContent } from "./session_input.ts";
+import { EditorSeams } from "./editor_seams.ts";
+import { type ParkedCall, type SessionTail, tailSession } from "./_session_tail.ts";
 
 /** JSON-RPC code for an unknown session (ACP's "resource not found"). */
 export const RESOURCE_NOT_FOUND = -32002;
-
-/** A `-32602` error whose data names the offending field, with the message as given. */
-function invalidParams(
-  data: { field: string } & Record<string, unknown>,
-  message: string,
-): acp.RequestError {
-  return new acp.RequestError(-32602, message, data);
-}
 
 /** What {@linkcode serveAcp} needs. */
 export interface AcpServerOptions {
@@ -29,6 +25,8 @@ export interface AcpServerOptions {
   readonly sessions: Sessions;
   /** The agents that run the turns (one per ACP session; the agent id is the session id). */
   readonly agents: Agents;
+  /** The tool registry: a call's `kind` comes from its tool's metadata (without it every call is `other`). */
+  readonly tools?: Tools;
   /** The granted directories: a session's `cwd` must be one of them or inside one. */
   readonly roots: readonly string[];
   /** Where diagnostics go (never the ACP stream). */
@@ -38,60 +36,23 @@ export interface AcpServerOptions {
    * `session/request_permission` and its answer resolved here. Without it parked calls stay parked.
    */
   readonly approvals?: AcpApprovals;
+  /**
+   * Let Read, Write and Edit go through the client's `fs/read_text_file` and `fs/write_text_file` when it offers
+   * them (unsaved buffers are read, edits show in the editor), after containment (default false: the host's `fs`).
+   */
+  readonly clientFs?: boolean;
+  /**
+   * Let Bash run in the client's terminals (`terminal/*`) when it offers them: each command in a fresh terminal in
+   * the session's `cwd`, outside Terret's sandbox (default false: Terret's shell).
+   */
+  readonly clientTerminal?: boolean;
+  /**
+   * Whether the model takes images, asked at `initialize` and for each prompt (default: it does not, so
+   * `promptCapabilities.image` is false and an image block is refused).
+   */
+  readonly images?: () => boolean;
   /** The `agentInfo` version (default `0.1.0`). */
   readonly version?: string;
-}
-
-interface Waiter {
-  readonly from: number;
-  sawUser: boolean;
-  readonly resolve: (payload: unknown) => void;
-}
-
-interface Tail {
-  readonly abort: AbortController;
-  waiter: Waiter | undefined;
-}
-
-/** True when `cwd` is a granted root or lies inside one. */
-export function withinRoots(cwd: string, roots: readonly string[]): boolean {
-  return roots.some((root) => {
-    const rel = relative(resolve(root), resolve(cwd));
-    return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
-  });
-}
-
-/** ACP prompt blocks as Terret content: text as is, images as image parts, resources as quoted text. */
-export function promptContent(blocks: readonly acp.ContentBlock[]): Content {
-  const parts:
-    ({ type: "text"; text: string } | { type: "image"; data: string; media_type: string })[] = [];
-  for (const block of blocks) {
-    switch (block.type) {
-      case "text":
-        parts.push({ type: "text", text: block.text });
-        break;
-      case "image":
-        parts.push({ type: "image", data: block.data, media_type: block.mimeType });
-        break;
-      case "resource_link":
-        parts.push({ type: "text", text: `[${block.name}](${block.uri})` });
-        break;
-      case "resource":
-        if ("text" in block.resource) {
-          parts.push({
-            type: "text",
-            text: `<resource uri="${block.resource.uri}">\n${block.resource.text}\n</resource>`,
-          });
-        } else parts.push({ type: "text", text: `[binary resource](${block.resource.uri})` });
-        break;
-      default:
-        throw invalidParams(
-          { field: "prompt", type: (block as { type: string }).type },
-          `Cannot take the prompt: content of type "${block.type}" is not supported`,
-        );
-    }
-  }
-  return parts;
 }
 
 /**
@@ -104,8 +65,31 @@ export function promptContent(blocks: readonly acp.ContentBlock[]): Content {
  */
 export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.AgentConnection {
   const { sessions, agents, roots } = options;
-  const tails = new Map<string, Tail>();
-  const link: { client?: acp.AgentContext; name?: string } = {};
+  const tails = new Map<string, SessionTail>();
+  const mcp = new ClientMcpServers(options.logger);
+  const kindOf = (sessionId: string, name: string): acp.ToolKind => {
+    const ctx = agents.get(sessionId)?.ctx;
+    return options.tools?.get(name, ctx === undefined ? {} : { ctx })?.kind ?? "other";
+  };
+  const images = (): boolean => {
+    try {
+      return options.images?.() === true;
+    } catch {
+      return false;
+    }
+  };
+  const link: {
+    client?: acp.AgentContext;
+    name?: string;
+    capabilities?: acp.ClientCapabilities;
+  } = {};
+  const seams = new EditorSeams({
+    clientFs: options.clientFs === true,
+    clientTerminal: options.clientTerminal === true,
+  });
+  const attach = (agent: Agent): void => {
+    if (link.client !== undefined) seams.attach(agent, link.client, link.capabilities);
+  };
 
   const unknown = (sessionId: string): acp.RequestError =>
     new acp.RequestError(
@@ -113,67 +97,27 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
       `Cannot use session "${sessionId}": no such session`,
       { sessionId },
     );
-  const checkCwd = (cwd: string): void => {
-    if (!isAbsolute(cwd) || !withinRoots(cwd, roots)) {
-      throw invalidParams(
-        { field: "cwd", cwd, roots },
-        `Cannot open a session in "${cwd}": cwd must be an absolute path inside a granted directory (${
-          roots.map((root) => `"${root}"`).join(", ")
-        })`,
-      );
-    }
-  };
 
   /** Tails a session from `from`, projecting each event; resolves once the event at `ready` has been sent. */
   const tail = (sessionId: string, from: number, ready: number): Promise<void> => {
     tails.get(sessionId)?.abort.abort();
-    const entry: Tail = { abort: new AbortController(), waiter: undefined };
-    tails.set(sessionId, entry);
-    const state = projectionState();
-    const parked = new Map<string, { call: { id: string; name: string; args?: unknown } }>();
-    const asked = new Set<string>();
-    const { promise, resolve: done, reject } = Promise.withResolvers<void>();
-    if (from > ready) done();
-    const run = async (): Promise<void> => {
-      for await (
-        const event of sessions.stream(sessionId, { from_seq: from, signal: entry.abort.signal })
-      ) {
-        await send(sessionId, event, state);
-        const request = (event.payload as { request_id?: string }).request_id ?? "";
-        if (event.type === "approval/requested") parked.set(request, event.payload as never);
-        if (event.type === "approval/resolved") parked.delete(request);
-        if (event.seq >= ready) {
-          for (const [id, payload] of parked) {
-            if (asked.has(id)) continue;
-            asked.add(id);
-            void ask(sessionId, id, payload);
-          }
-        }
-        if (event.seq === ready) done();
-        const waiter = entry.waiter;
-        if (waiter === undefined || event.seq < waiter.from) continue;
-        if (event.type === "user/message") waiter.sawUser = true;
-        if (event.type === "turn/end" && waiter.sawUser) {
-          entry.waiter = undefined;
-          waiter.resolve(event.payload);
-        }
-      }
+    const entry: SessionTail = {
+      abort: new AbortController(),
+      state: projectionState((name) => kindOf(sessionId, name)),
+      waiter: undefined,
     };
-    run().catch((error: unknown) => {
-      if (entry.abort.signal.aborted) return;
-      options.logger?.log("error", "acp: the session tail failed", {
-        session_id: sessionId,
-        error: String(error),
-      });
-      reject(error);
+    tails.set(sessionId, entry);
+    return tailSession(sessions, sessionId, entry, { from, ready }, {
+      send: (event, state) => send(sessionId, event, state),
+      ask: (requestId, payload, state) => ask(sessionId, requestId, payload, state),
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
     });
-    return promise;
   };
 
   const send = async (
     sessionId: string,
     event: SessionEvent,
-    state: ReturnType<typeof projectionState>,
+    state: ProjectionState,
   ): Promise<void> => {
     for (const update of projectEvent(event, state)) {
       await link.client?.notify(acp.methods.client.session.update, { sessionId, update });
@@ -184,14 +128,25 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
   const ask = async (
     sessionId: string,
     requestId: string,
-    payload: { call: { id: string; name: string; args?: unknown } },
+    payload: ParkedCall,
+    state: ProjectionState,
   ): Promise<void> => {
     const approvals = options.approvals;
     if (approvals === undefined || link.client === undefined) return;
     try {
+      if (state.mode === "auto-edit" && AUTO_EDIT_TOOLS.includes(payload.call.name)) {
+        // The mode is the client's standing answer for file edits: recorded as its verdict, never asked.
+        await approvals.resolve(sessionId, requestId, {
+          decision: "allow",
+          remember: false,
+          reason: "allowed by the ACP client's auto-edit mode",
+          by: link.name === undefined ? { kind: "acp" } : { kind: "acp", client: link.name },
+        });
+        return;
+      }
       const response = await link.client.request(
         acp.methods.client.session.requestPermission,
-        permissionRequest(sessionId, payload),
+        permissionRequest(sessionId, payload, kindOf(sessionId, payload.call.name)),
       );
       await approvals.resolve(sessionId, requestId, verdictOf(response, link.name));
     } catch (error) {
@@ -203,50 +158,48 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
     }
   };
 
-  const ignoredServers = (servers: readonly acp.McpServer[]): void => {
-    if (servers.length === 0) return;
-    options.logger?.log(
-      "warn",
-      "acp: client MCP servers are not mounted (mount them as profile rows)",
-      {
-        servers: servers.map((server) => server.name),
-      },
-    );
-  };
-
   const exists = async (sessionId: string): Promise<boolean> =>
     (await sessions.head(sessionId).catch(() => 0)) > 0;
 
   const app = acp.agent()
     .onRequest(acp.methods.agent.initialize, ({ params }) => {
       if (params.clientInfo?.name !== undefined) link.name = params.clientInfo.name;
+      if (params.clientCapabilities !== undefined) link.capabilities = params.clientCapabilities;
       return {
         protocolVersion: Math.min(params.protocolVersion, acp.PROTOCOL_VERSION),
         agentCapabilities: {
           loadSession: true,
-          promptCapabilities: { image: true, audio: false, embeddedContext: true },
-          mcpCapabilities: { http: false, sse: false },
+          promptCapabilities: { image: images(), audio: false, embeddedContext: true },
+          mcpCapabilities: { http: true, sse: false },
+          sessionCapabilities: { close: {} },
         },
         agentInfo: { name: "terret", title: "Terret", version: options.version ?? "0.1.0" },
         authMethods: [],
       };
     })
     .onRequest(acp.methods.agent.session.new, async ({ params }) => {
-      checkCwd(params.cwd);
-      ignoredServers(params.mcpServers);
+      await checkCwd(params.cwd, roots);
+      const servers = mcpConfigs(params.mcpServers, params.cwd);
       const sessionId = crypto.randomUUID();
-      await agents.ensure(sessionId, { meta: { acp: { cwd: params.cwd } } });
+      const agent = await agents.ensure(sessionId, { meta: { acp: { cwd: params.cwd } } });
+      seams.setCwd(sessionId, params.cwd);
+      await mcp.mount(agent, servers);
+      attach(agent);
       const head = await sessions.head(sessionId);
       await tail(sessionId, head + 1, head);
-      return { sessionId };
+      return { sessionId, modes: modeState("ask") };
     })
     .onRequest(acp.methods.agent.session.load, async ({ params }) => {
-      checkCwd(params.cwd);
-      ignoredServers(params.mcpServers);
+      await checkCwd(params.cwd, roots);
+      const servers = mcpConfigs(params.mcpServers, params.cwd);
       if (!await exists(params.sessionId)) throw unknown(params.sessionId);
+      const agent = await agents.ensure(params.sessionId);
+      seams.setCwd(params.sessionId, params.cwd);
+      await mcp.mount(agent, servers);
+      attach(agent);
       const head = await sessions.head(params.sessionId);
       await tail(params.sessionId, 1, head);
-      return {};
+      return { modes: modeState(tails.get(params.sessionId)?.state.mode ?? "ask") };
     })
     .onRequest(acp.methods.agent.session.prompt, async ({ params }) => {
       const { sessionId } = params;
@@ -266,12 +219,19 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
           `Cannot prompt session "${sessionId}": a prompt is already running (wait for its answer or cancel it)`,
         );
       }
-      const content = promptContent(params.prompt);
+      const content = promptContent(params.prompt, { images: images() });
       const head = await sessions.head(sessionId);
       const ended = Promise.withResolvers<unknown>();
-      entry.waiter = { from: head + 1, sawUser: false, resolve: ended.resolve };
+      entry.waiter = {
+        from: head + 1,
+        sawUser: false,
+        resolve: ended.resolve,
+        ended: ended.promise,
+      };
       try {
         const agent = agents.get(sessionId) ?? await agents.ensure(sessionId);
+        await mcp.ensure(agent);
+        attach(agent);
         agent.send(content);
       } catch (error) {
         entry.waiter = undefined;
@@ -288,6 +248,41 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
     })
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       agents.get(params.sessionId)?.cancel("cancelled by the ACP client");
+    })
+    .onRequest(acp.methods.agent.session.setMode, async ({ params }) => {
+      const { sessionId, modeId } = params;
+      if (!tails.has(sessionId)) throw unknown(sessionId);
+      if (!isModeId(modeId)) {
+        throw invalidParams(
+          { field: "modeId", modeId },
+          `Cannot set the mode of session "${sessionId}": no mode "${modeId}" (ask, auto-edit or read-only)`,
+        );
+      }
+      await sessions.append(sessionId, { type: "policy/updated", payload: modePolicy(modeId) });
+      return {};
+    })
+    .onRequest(acp.methods.agent.session.close, async ({ params }) => {
+      const { sessionId } = params;
+      const entry = tails.get(sessionId);
+      if (entry === undefined) throw unknown(sessionId);
+      const agent = agents.get(sessionId);
+      agent?.cancel("the ACP client closed the session");
+      await agent?.idle();
+      // The open prompt answers (cancelled) before the session's tail stops.
+      await entry.waiter?.ended;
+      entry.abort.abort();
+      tails.delete(sessionId);
+      await mcp.release(sessionId);
+      await seams.detach(sessionId);
+      if (agent !== undefined && agents.get(sessionId) === agent) {
+        await agents.disposeAgent(sessionId).catch((error: unknown) => {
+          options.logger?.log("warn", "acp: a closed session's agent stayed resident", {
+            session_id: sessionId,
+            error: String(error),
+          });
+        });
+      }
+      return {};
     });
 
   const connection = app.connect(stream);
@@ -295,6 +290,15 @@ export function serveAcp(stream: acp.Stream, options: AcpServerOptions): acp.Age
   const release = (): void => {
     for (const entry of tails.values()) entry.abort.abort();
     tails.clear();
+    // A session's MCP servers outlive the connection only as long as its running turn does.
+    // A turn still running goes on with the host's fs; its MCP servers stop once it has ended.
+    void seams.detachAll();
+    for (const sessionId of mcp.sessions()) {
+      void (async () => {
+        await agents.get(sessionId)?.idle();
+        await mcp.release(sessionId);
+      })();
+    }
   };
   // A connection that ends with an error (a broken pipe) releases the same way; the error is the caller's to see.
   connection.closed.then(release, release);

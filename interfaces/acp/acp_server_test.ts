@@ -10,6 +10,7 @@ import {
 } from "@terret/core/testing";
 import type { ScriptItem } from "@terret/core/testing";
 import { serveAcp } from "./acp_server.ts";
+import { ACP_MODES } from "./modes.ts";
 
 const ROOT = "/work/project";
 
@@ -67,8 +68,9 @@ Deno.test("initialize advertises what is served; a plain turn streams the user m
       protocolVersion: 1,
       agentCapabilities: {
         loadSession: true,
-        promptCapabilities: { image: true, audio: false, embeddedContext: true },
-        mcpCapabilities: { http: false, sse: false },
+        promptCapabilities: { image: false, audio: false, embeddedContext: true },
+        mcpCapabilities: { http: true, sse: false },
+        sessionCapabilities: { close: {} },
       },
       agentInfo: { name: "terret", title: "Terret", version: "0.1.0" },
       authMethods: [],
@@ -96,9 +98,9 @@ Deno.test("initialize advertises what is served; a plain turn streams the user m
 });
 
 Deno.test("a tool turn streams Read then Edit with kinds, locations and a diff, a denied call fails, and session/load replays the same transcript", async () => {
-  const read = scriptedTool("Read", { reply: () => "one\ntwo\n" });
-  const edit = scriptedTool("Edit", { reply: () => "edited" });
-  const bash = scriptedTool("Bash");
+  const read = scriptedTool("Read", { kind: "read", reply: () => "one\ntwo\n" });
+  const edit = scriptedTool("Edit", { kind: "edit", reply: () => "edited" });
+  const bash = scriptedTool("Bash", { kind: "execute" });
   const file = `${ROOT}/a.txt`;
   await using stack = await boot(
     [
@@ -158,7 +160,7 @@ Deno.test("a tool turn streams Read then Edit with kinds, locations and a diff, 
         cwd: ROOT,
         mcpServers: [],
       }),
-      {},
+      { modes: { currentModeId: "ask", availableModes: [...ACP_MODES] } },
     );
     assert.deepStrictEqual(again.updates, live.updates);
   } finally {
@@ -167,7 +169,7 @@ Deno.test("a tool turn streams Read then Edit with kinds, locations and a diff, 
 });
 
 Deno.test("session/cancel mid-tool answers cancelled and reports the running call as failed", async () => {
-  const slow = scriptedTool("Read", { held: true });
+  const slow = scriptedTool("Read", { held: true, kind: "read" });
   await using stack = await boot(
     [
       toolCallsReply([{ id: "c1", name: "Read", args: { file_path: `${ROOT}/a.txt` } }]),
@@ -200,7 +202,7 @@ Deno.test("session/cancel mid-tool answers cancelled and reports the running cal
 });
 
 Deno.test("bad requests get clear errors and the connection keeps serving", async () => {
-  const slow = scriptedTool("Read", { held: true });
+  const slow = scriptedTool("Read", { held: true, kind: "read" });
   await using stack = await boot(
     [
       toolCallsReply([{ id: "c1", name: "Read", args: { file_path: `${ROOT}/a.txt` } }]),

@@ -18,13 +18,13 @@
  */
 /** The SDK's newline-delimited JSON stream over a byte pair (output first, then input). */
 export { ndJsonStream } from "@agentclientprotocol/sdk";
-export {
-  type AcpServerOptions,
-  promptContent,
-  RESOURCE_NOT_FOUND,
-  serveAcp,
-  withinRoots,
-} from "./acp_server.ts";
+export { type AcpServerOptions, RESOURCE_NOT_FOUND, serveAcp } from "./acp_server.ts";
+export { checkCwd, invalidParams, promptContent, withinRoots } from "./session_input.ts";
+export { type AcpConfig, acpConfig, AcpConfigKey, acpPlugin } from "./acp_plugin.ts";
+export { attachEditorFiles, ClientFileSystem, type EditorFiles, editorFiles } from "./client_fs.ts";
+export { attachEditorTerminal, ClientShell, type ClientShellOptions } from "./client_terminal.ts";
+export { type EditorSeamOptions, EditorSeams } from "./editor_seams.ts";
+export { ClientMcpServers, mcpConfigs, mcpServerName } from "./client_mcp.ts";
 export {
   type AcpApprovals,
   type AcpVerdict,
@@ -33,15 +33,19 @@ export {
   verdictOf,
 } from "./permissions.ts";
 export {
+  ACP_MODES,
+  type AcpModeId,
+  AUTO_EDIT_TOOLS,
+  isModeId,
+  modePolicy,
+  modeState,
+  READ_ONLY_TOOLS,
+} from "./modes.ts";
+export {
   acpClientProvider,
   type AcpSubagentsConfig,
   acpSubagentsConfig,
   acpSubagentsPlugin,
 } from "./client_provider.ts";
-export {
-  projectEvent,
-  type ProjectionState,
-  projectionState,
-  stopReasonOf,
-  toolKind,
-} from "./projection.ts";
+export { PLAN_TOOL, planEntries } from "./plan.ts";
+export { projectEvent, type ProjectionState, projectionState, stopReasonOf } from "./projection.ts";

@@ -6,7 +6,6 @@
  * @module
  */
 import type * as acp from "@agentclientprotocol/sdk";
-import { toolKind } from "./projection.ts";
 
 /** A verdict from the client, as the approvals service records it (`approval/resolved`). */
 export interface AcpVerdict {
@@ -63,12 +62,13 @@ export function verdictOf(response: acp.RequestPermissionResponse, client?: stri
   }
 }
 
-/** The `session/request_permission` params for a parked call (an `approval/requested` payload). */
+/** The `session/request_permission` params for a parked call (an `approval/requested` payload) of a tool of `kind`. */
 export function permissionRequest(
   sessionId: string,
   payload: {
     readonly call: { readonly id: string; readonly name: string; readonly args?: unknown };
   },
+  kind: acp.ToolKind = "other",
 ): acp.RequestPermissionRequest {
   const { id, name, args } = payload.call;
   return {
@@ -76,7 +76,7 @@ export function permissionRequest(
     toolCall: {
       toolCallId: id,
       title: name,
-      kind: toolKind(name),
+      kind,
       status: "pending",
       rawInput: args,
     },

@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
-import { createAgentStack } from "@terret/core/testing";
+import { createAgentStack, scriptedTool } from "@terret/core/testing";
 import { type AcpVerdict, serveAcp } from "./mod.ts";
 
 const ROOT = "/work/project";
 
 Deno.test("a parked call is asked with four options, and each answer (or a cancel) becomes the verdict it stands for", async () => {
   await using stack = await createAgentStack();
+  // The asked call's kind comes from its tool's metadata.
+  stack.tools.register(stack.ctx, scriptedTool("Edit", { kind: "edit" }).definition);
   const verdicts: { sessionId: string; requestId: string; verdict: AcpVerdict }[] = [];
   const resolved = Promise.withResolvers<void>();
   const approvals = {
@@ -24,6 +26,7 @@ Deno.test("a parked call is asked with four options, and each answer (or a cance
   serveAcp(acp.ndJsonStream(down.writable, up.readable), {
     sessions: stack.sessions,
     agents: stack.agents,
+    tools: stack.tools,
     roots: [ROOT],
     approvals,
   });

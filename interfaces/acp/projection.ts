@@ -6,39 +6,24 @@
  */
 import type { SessionEvent } from "@terret/core/sessions";
 import type * as acp from "@agentclientprotocol/sdk";
+import { type AcpModeId, isModeId } from "./modes.ts";
+import { PLAN_TOOL, planEntries } from "./plan.ts";
 
 /** What the projection remembers between events (which calls are open, under which name and args). */
 export interface ProjectionState {
   /** Open tool calls by id: their name and args. */
   readonly calls: Map<string, { readonly name: string; readonly args: Record<string, unknown> }>;
+  /** The session mode: the `mode` of the last `policy/updated` that names one (`ask` before any). */
+  mode: AcpModeId;
+  /** A tool's kind, from its metadata (`other` for a tool no longer registered). */
+  readonly kindOf: (name: string) => acp.ToolKind;
 }
 
-/** A fresh projection state. */
-export function projectionState(): ProjectionState {
-  return { calls: new Map() };
-}
-
-/** The ACP tool kind of a Terret tool, by its name (unknown names are `other`). */
-export function toolKind(name: string): acp.ToolKind {
-  switch (name) {
-    case "Read":
-      return "read";
-    case "Edit":
-    case "MultiEdit":
-    case "Write":
-    case "NotebookEdit":
-      return "edit";
-    case "Bash":
-      return "execute";
-    case "WebFetch":
-      return "fetch";
-    case "Grep":
-    case "Glob":
-    case "WebSearch":
-      return "search";
-    default:
-      return "other";
-  }
+/** A fresh projection state; `kindOf` gives a tool's kind from its metadata (default: every tool is `other`). */
+export function projectionState(
+  kindOf: (name: string) => acp.ToolKind = () => "other",
+): ProjectionState {
+  return { calls: new Map(), mode: "ask", kindOf };
 }
 
 function pathOf(args: Record<string, unknown>): string | undefined {
@@ -90,7 +75,8 @@ function diffOf(name: string, args: Record<string, unknown>): acp.ToolCallConten
  * `user/message` and `context/injected` become `user_message_chunk`s, `assistant/chunk` becomes an agent message or
  * thought chunk, `tool/call` a `tool_call` (`in_progress`, with `kind`, `locations` and a diff for Edit/Write) and
  * `tool/result` a `tool_call_update` (`completed` or `failed`, with the result as text). At `turn/end` every call
- * still open is reported `failed` (cancelled or interrupted). `assistant/message` is not projected: its text arrived
+ * still open is reported `failed` (cancelled or interrupted). A TodoWrite call that succeeded is followed by a `plan`
+ * with its whole list. `assistant/message` is not projected: its text arrived
  * as chunks.
  */
 export function projectEvent(event: SessionEvent, state: ProjectionState): acp.SessionUpdate[] {
@@ -121,7 +107,7 @@ export function projectEvent(event: SessionEvent, state: ProjectionState): acp.S
         sessionUpdate: "tool_call",
         toolCallId: id,
         title: path === undefined ? name : `${name} ${path}`,
-        kind: toolKind(name),
+        kind: state.kindOf(name),
         status: "in_progress",
         rawInput: args,
         ...(path === undefined ? {} : { locations: [{ path }] }),
@@ -136,12 +122,22 @@ export function projectEvent(event: SessionEvent, state: ProjectionState): acp.S
       const diff = call === undefined || payload.is_error === true
         ? []
         : diffOf(call.name, call.args);
-      return [{
+      const update: acp.SessionUpdate = {
         sessionUpdate: "tool_call_update",
         toolCallId: id,
         status: payload.is_error === true ? "failed" : "completed",
         content: [...diff, { type: "content", content: { type: "text", text } }],
-      }];
+      };
+      // A TodoWrite that succeeded carries the whole plan in its call.
+      const entries = call !== undefined && call.name === PLAN_TOOL && payload.is_error !== true
+        ? planEntries(call.args)
+        : undefined;
+      return entries === undefined ? [update] : [update, { sessionUpdate: "plan", entries }];
+    }
+    case "policy/updated": {
+      if (!isModeId(payload.mode)) return [];
+      state.mode = payload.mode;
+      return [{ sessionUpdate: "current_mode_update", currentModeId: payload.mode }];
     }
     case "turn/end": {
       const open = [...state.calls.keys()];

@@ -10,21 +10,25 @@ import {
   type Approvals,
   ApprovalsKey,
   CORE_ERRORS,
+  Llm,
   SessionsKey,
+  ToolsKey,
   WorkspaceKey,
 } from "@terret/core";
-import { type AcpApprovals, ndJsonStream, serveAcp } from "@terret/acp";
+import { type AcpApprovals, AcpConfigKey, ndJsonStream, serveAcp } from "@terret/acp";
 import type { TrtIo, VerbContext } from "./trt.ts";
 
 /**
  * The profile with its socket-style interface rows turned off: an editor spawns `trt acp` per window, so it must not
- * bind the listen address a `trt serve` on the same home holds.
+ * bind the listen address a `trt serve` on the same home holds. `interfaces.acp` (settings only) stays.
  */
 export function acpProfile(resolved: ResolvedProfile): ResolvedProfile {
   return {
     ...resolved,
     rows: resolved.rows.map((row) =>
-      row.id.startsWith("interfaces.") && !row.disabled ? { ...row, disabled: true } : row
+      row.id.startsWith("interfaces.") && row.id !== "interfaces.acp" && !row.disabled
+        ? { ...row, disabled: true }
+        : row
     ),
   };
 }
@@ -59,6 +63,7 @@ export async function acpVerb(context: VerbContext): Promise<number> {
     const agents = ctx.get(AgentsKey);
     const roots = ctx.maybe(WorkspaceKey)?.dirs ?? [];
     const approvals = ctx.maybe(ApprovalsKey);
+    const settings = ctx.maybe(AcpConfigKey);
     if (roots.length === 0) {
       io.stderr(
         "trt acp: the workspace row grants no directory, so every session/new is refused (set workspace.dirs)\n",
@@ -66,9 +71,13 @@ export async function acpVerb(context: VerbContext): Promise<number> {
     }
     const connection = serveAcp(ndJsonStream(stdoutStream(io), io.stdin), {
       sessions: ctx.get(SessionsKey),
+      tools: ctx.get(ToolsKey),
       agents,
       roots,
       logger: ctx.logger,
+      clientFs: settings?.client_fs ?? false,
+      clientTerminal: settings?.client_terminal ?? false,
+      images: () => ctx.get(Llm).capabilities("main").vision,
       ...(approvals === undefined ? {} : { approvals: acpApprovals(approvals) }),
     });
     const stop = Promise.withResolvers<void>();

@@ -68,7 +68,10 @@ async function serveLocked(context: VerbContext, resolved: ResolvedProfile): Pro
 }
 
 function interfaceLine(resolved: ResolvedProfile, mounted: readonly string[]): string {
-  const interfaces = mounted.filter((id) => id.startsWith("interfaces."));
+  // interfaces.acp holds settings for `trt acp`; it serves nothing here.
+  const interfaces = mounted.filter((id) =>
+    id.startsWith("interfaces.") && id !== "interfaces.acp"
+  );
   if (interfaces.length > 0) return `serving through ${interfaces.join(", ")}`;
   const off = resolved.rows.filter((row) => row.id.startsWith("interfaces.") && row.disabled);
   const hint = off.length > 0

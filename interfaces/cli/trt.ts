@@ -224,8 +224,11 @@ const VERBS: Readonly<Record<string, Verb>> = {
   acp: {
     summary: "Serve the profile to an editor over the Agent Client Protocol on stdio.",
     details: [
-      "Reads ACP from stdin and writes only ACP to stdout (logs go to stderr); interfaces.* rows are not",
-      "mounted. A session's cwd must lie inside a workspace directory. See docs/acp.md.",
+      "Reads ACP from stdin and writes only ACP to stdout (logs go to stderr); the socket's interfaces.* rows",
+      "are not mounted. A session's cwd must lie inside a workspace directory. Serves sessions (new, load,",
+      "prompt, cancel, close), modes (ask, auto-edit, read-only), permission requests, plans and the",
+      "client's MCP servers; the interfaces.acp row (plugin terret-acp) opts in to the editor's files",
+      "(client_fs) and terminal (client_terminal). See docs/acp.md.",
     ],
     flags: PROFILE_FLAGS,
     run: acpVerb,
