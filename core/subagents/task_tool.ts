@@ -39,6 +39,7 @@ export function createTaskTool(subagents: Subagents): ToolDefinition<TaskArgs> {
     concurrency: "parallel",
     approval: "never",
     mutating: true,
+    kind: "think",
     handler: async (args, run) =>
       taskOutput(
         await subagents.run({

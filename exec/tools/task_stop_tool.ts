@@ -49,6 +49,7 @@ export function createTaskStopTool(): ToolDefinition<TaskStopArgs> {
     mutating: true,
     concurrency: "serial",
     approval: "never",
+    kind: "execute",
     async handler(args, run) {
       const jobs = seam(run.ctx, JobsKey, "TaskStop");
       const raw = args.task_id ?? args.shell_id;

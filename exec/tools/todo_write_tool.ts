@@ -93,6 +93,7 @@ export function createTodoWriteTool(): ToolDefinition<TodoWriteArgs> {
     mutating: false,
     concurrency: "serial",
     approval: "never",
+    kind: "think",
     handler(args) {
       return renderTodos(args.todos);
     },
