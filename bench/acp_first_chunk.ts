@@ -135,7 +135,9 @@ console.log(`  socket (baseline)  ${ms("socket")} ms`);
 console.log(`  acp                ${ms("acp")} ms`);
 console.log(`  acp / socket       ${ratio.toFixed(2)}x (target: at most 1.20x)`);
 
+// Closing the client's side does not end the in-process pipe's other side: close the server's connection too.
 connection.close();
+acpServer.close();
 await acpServer.closed.catch(() => {});
 socket.close();
 await server.close();
