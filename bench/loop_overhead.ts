@@ -37,7 +37,11 @@
  * With `--telemetry`, Terret without the `telemetry` row joins the rounds: the ratio is what the row costs per step
  * when it is off (`OTEL_DENO` unset, as here).
  *
+ * With `--without=<row,row>` (repeatable), Terret without those rows joins the rounds, and the ratio is what they
+ * cost per step. With `--cpu-prof=<dir>`, the `terret` latency worker writes a V8 CPU profile to that directory.
+ *
  * Run: deno run -A bench/loop_overhead.ts [--quick] [--latency-only] [--breakdown] [--telemetry]
+ *   [--without=<row,row>]... [--cpu-prof=<dir>]
  *
  * @module
  */
@@ -78,6 +82,14 @@ const VARIANTS: readonly Variant[] = [
 ];
 /** `--telemetry`: Terret without the telemetry row; terret / it is what the row costs per step when it is off. */
 const NO_TELEMETRY: Variant = "terret:telemetry";
+/** `--without=<row,row>` (repeatable): Terret without those rows; terret / it is what they cost per step. */
+const WITHOUT: readonly Variant[] = Deno.args.filter((arg) => arg.startsWith("--without=")).map((
+  arg,
+) => `terret:${arg.slice("--without=".length)}` as Variant);
+/** `--cpu-prof=<dir>`: the `terret` latency worker writes a V8 CPU profile there. */
+const CPU_PROF = Deno.args.find((arg) => arg.startsWith("--cpu-prof="))?.slice(
+  "--cpu-prof=".length,
+);
 /** The harnesses compared (latency and memory). */
 const HARNESSES: readonly Harness[] = ["fetch", "pi", "terret"];
 /** The harnesses timed (latency only for the durable floor). */
@@ -88,6 +100,7 @@ const TIMED: readonly Harness[] = [
   "terret",
   ...(Deno.args.includes("--breakdown") ? VARIANTS : []),
   ...(Deno.args.includes("--telemetry") ? [NO_TELEMETRY] : []),
+  ...WITHOUT,
 ];
 
 /** A harness's per-step figures over every round's samples. */
@@ -646,6 +659,9 @@ class LatencyWorker {
         "-A",
         BENCH_LOCK_FLAG,
         "--v8-flags=--expose-gc",
+        ...(CPU_PROF !== undefined && name === "terret"
+          ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF}`]
+          : []),
         SELF,
         "--worker",
         name,
@@ -914,6 +930,13 @@ function report(
       `  telemetry off (OTEL_DENO unset): terret / terret without the telemetry row p50 ${
         paired("terret", NO_TELEMETRY, "p50").toFixed(3)
       }x, CPU ${cpu("terret", NO_TELEMETRY)}x`,
+    );
+  }
+  for (const variant of WITHOUT) {
+    console.log(
+      `  terret / terret without ${variant.slice("terret:".length)} p50 ${
+        paired("terret", variant, "p50").toFixed(3)
+      }x, CPU ${cpu("terret", variant)}x`,
     );
   }
   console.log(

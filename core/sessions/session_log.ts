@@ -89,6 +89,13 @@ export class SessionLog implements Sessions {
   readonly #types = new Map<string, EventDefinition>();
   readonly #projections = new Map<string, Projection>(BUILTIN_PROJECTIONS);
   readonly #feeds = new Map<string, Set<LiveFeed>>();
+  /**
+   * The remover of the store's remote-commit listener, registered only while a live feed is open (a SQLite store polls
+   * while one is registered, so a host nobody tails does no periodic work).
+   */
+  #offRemote: (() => void) | undefined;
+  /** Set once the commit feed is torn down: no remote listener is registered after it. */
+  #closed = false;
   readonly #histories: HistoryCache;
   /** The last `at` written and its millisecond. */
   #clock = { ms: -1, iso: "" };
@@ -126,10 +133,10 @@ export class SessionLog implements Sessions {
     }, cacheSessions);
     ctx.effect(() => {
       const off = store.onCommit((event) => this.#committed(event));
-      const offRemote = store.onRemoteCommit?.((id, head) => this.#remoteCommitted(id, head));
       return () => {
         off();
-        offRemote?.();
+        this.#closed = true;
+        this.#stopRemote();
         for (const feeds of this.#feeds.values()) for (const feed of feeds) feed.close();
       };
     }, "sessions: commit feed");
@@ -547,12 +554,27 @@ export class SessionLog implements Sessions {
     let feeds = this.#feeds.get(sessionId);
     if (feeds === undefined) this.#feeds.set(sessionId, feeds = new Set());
     feeds.add(feed);
+    // Registered before the replay reads the store, so a remote commit after the read is reported to the feed.
+    if (this.#offRemote === undefined && !this.#closed) {
+      this.#offRemote = this.#store.onRemoteCommit?.((id, head) =>
+        this.#remoteCommitted(id, head)
+      ) ??
+        (() => {});
+    }
     try {
       yield* replayThenTail(sessionId, from, feed, source, signal);
     } finally {
       feeds.delete(feed);
       if (feeds.size === 0 && this.#feeds.get(sessionId) === feeds) this.#feeds.delete(sessionId);
+      if (this.#feeds.size === 0) this.#stopRemote();
     }
+  }
+
+  /** Unregisters the remote-commit listener (no live feed remains, or the log is torn down). */
+  #stopRemote(): void {
+    const off = this.#offRemote;
+    this.#offRemote = undefined;
+    off?.();
   }
 }
 

@@ -84,6 +84,44 @@ Deno.test("sqlite store row: head_cache_sessions sizes the head cache", async ()
   assert.equal(store.cachedHeads, 2);
 });
 
+Deno.test("sqlite store: the session log registers for remote commits (the data_version poll) only while a stream is open", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "terret-sqlite-poll-" });
+  const store = SqliteSessionStore.open({ path: `${dir}/sessions.db`, crossProcessPollMs: 10 });
+  const ctx = createContext({ mode: "test" });
+  // Counts the live remote-commit registrations the log holds on the real store.
+  let registered = 0;
+  const register = store.onRemoteCommit.bind(store);
+  store.onRemoteCommit = (listener) => {
+    registered++;
+    const off = register(listener);
+    return () => {
+      registered--;
+      off();
+    };
+  };
+  try {
+    const log = new SessionLog(ctx, store);
+    await log.create({ session_id: "s" });
+    await log.append("s", { type: "assistant/chunk", payload: { kind: "text", text: "a" } });
+    assert.equal(registered, 0, "a log nobody streams must not poll");
+    const controller = new AbortController();
+    const stream = log.stream("s", { signal: controller.signal })[Symbol.asyncIterator]();
+    assert.equal((await stream.next()).value?.seq, 1);
+    assert.equal(registered, 1, "an open stream listens for remote commits");
+    const second = log.stream("s", { signal: controller.signal })[Symbol.asyncIterator]();
+    assert.equal((await second.next()).value?.seq, 1);
+    assert.equal(registered, 1, "streams share one registration");
+    await stream.return?.(undefined);
+    assert.equal(registered, 1, "the registration stays while a stream is open");
+    await second.return?.(undefined);
+    assert.equal(registered, 0, "the last stream closed unregisters");
+  } finally {
+    await ctx.dispose();
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("sqlite store: a live tail sees another connection's appends to the same file through the data_version poll", async () => {
   const dir = await Deno.makeTempDir({ prefix: "terret-sqlite-tail-" });
   const a = SqliteSessionStore.open({ path: `${dir}/sessions.db` });
