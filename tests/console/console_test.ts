@@ -37,8 +37,13 @@ async function launch(): Promise<Browser | string> {
   }
 }
 
-const browser = await launch();
-const ignore = typeof browser === "string";
+const probe = await launch();
+if (typeof probe !== "string") await probe.close();
+const ignore = typeof probe === "string";
+
+async function open(): Promise<Browser> {
+  return await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+}
 
 /** Streams "Hello ", "from ", "the console." with a gate before each delta. */
 function gatedReply(): ScriptItem[] {
@@ -95,7 +100,8 @@ Deno.test({
     seeded.send("Get ready");
     await seeded.idle();
 
-    const context = await (browser as Browser).newContext();
+    const browser = await open();
+    const context = await browser.newContext();
     const page = await context.newPage();
     const urls: string[] = [];
     const headersSeen: string[] = [];
@@ -251,7 +257,89 @@ Deno.test({
       assert.equal(await page.evaluate("sessionStorage.getItem('terret.console.token')"), TOKEN);
     } finally {
       await context.close();
-      await (browser as Browser).close();
+      await browser.close();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "the console pins an open approval and answers it with remember, and sends steer and set_policy",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const adapter = scriptedAdapter([
+      toolCallsReply([{ id: "c1", name: "Bash", args: { command: "npm test --watch=false" } }]),
+      textReply("Green."),
+    ]);
+    await using stack = await createAgentStack({ adapter, allow: ["Bash"], approvals: {} });
+    const tool = scriptedTool("Bash", { approval: "always", concurrency: "serial" });
+    stack.tools.register(stack.ctx, tool.definition);
+    stack.ctx.plugin(WsInterface, { port: 0, tokens: TOKENS, console: true }, {
+      id: "interfaces.ws",
+    });
+    await stack.ctx.idle();
+    const port = stack.ctx.get(WsServiceKey).port;
+    const browser = await open();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await page.goto(`http://127.0.0.1:${port}/`);
+      await page.fill("#token", TOKEN);
+      await page.click("#login-form button[type=submit]");
+      await until(page, "!document.querySelector('#agents').hidden", "the agents view");
+      await page.fill("#open-id", "gated");
+      await page.click("#open-form button[type=submit]");
+      await until(page, "document.querySelector('#conn').className.includes('ok')", "the stream");
+      await page.fill("#message", "Run the tests");
+      await page.click("#send-form button[type=submit]");
+      await until(page, "document.querySelector('.approval-card') !== null", "the pinned approval");
+      const card = await page.locator(".approval-card").textContent();
+      assert.match(card ?? "", /Approve Bash\?/);
+      assert.match(card ?? "", /npm test --watch=false/);
+      assert.equal(tool.calls.length, 0, "nothing runs before the answer");
+      if (Deno.env.get("UPDATE_SCREENSHOTS") === "1") {
+        await page.screenshot({
+          path: new URL("../../docs/console_approval.png", import.meta.url).pathname,
+        });
+      }
+      await page.check(".approval-card .remember");
+      await page.click(".approval-card button.allow");
+      await until(
+        page,
+        "document.querySelector('.approval-card') === null && " +
+          "document.querySelector('.line.turn-end.status-completed') !== null",
+        "the answered approval and the finished turn",
+      );
+      assert.equal(tool.calls.length, 1);
+      const lines = await page.locator("#lines").textContent();
+      assert.match(lines ?? "", /approval allow \(remembered Bash\(npm test:\*\)\)/);
+
+      // Steer (no wake: it waits for a turn) and narrow the policy: both acked.
+      await page.fill("#steer", "Prefer small diffs");
+      await page.click("#steer-form button[type=submit]");
+      await page.fill("#policy", "Read, Bash");
+      await page.click("#policy-form button[type=submit]");
+      await until(
+        page,
+        "[...document.querySelectorAll('.action.ok')].length === 4",
+        "the acks of message, approve, steer and set_policy",
+      );
+      const events = await stack.sessions.read("gated");
+      const policy = events.find((event) => event.type === "policy/updated");
+      assert.deepStrictEqual(policy?.payload, { allow: ["Read", "Bash"] });
+      const steer = events.filter((event) => event.type === "input/queued").at(-1)?.payload as {
+        kind: string;
+        wake: boolean;
+      };
+      assert.deepStrictEqual({ kind: steer.kind, wake: steer.wake }, {
+        kind: "steer",
+        wake: false,
+      });
+    } finally {
+      await context.close();
+      await browser.close();
     }
   },
 });

@@ -135,6 +135,7 @@
     state.streaming = null;
     state.tools = {};
     $("lines").replaceChildren();
+    $("approvals").replaceChildren();
     $("actions-log").replaceChildren();
     $("agent-name").textContent = agentId;
     show("transcript");
@@ -378,11 +379,22 @@
         );
         break;
       case "approval/requested":
-        line("approval", "approval requested", event.seq).appendChild(el("pre", "args", pretty(p)));
+        line("approval", "approval requested: " + (p.call ? p.call.name : ""), event.seq)
+          .appendChild(el("pre", "args", pretty(p.call ? p.call.args : p)));
+        pinApproval(p);
         break;
-      case "approval/resolved":
-        line("approval", "approval " + p.decision, event.seq);
+      case "approval/resolved": {
+        line(
+          "approval",
+          "approval " + p.decision + (p.rule ? " (remembered " + p.rule + ")" : ""),
+          event.seq,
+        );
+        const pinned = $("approvals").querySelector(
+          '[data-request-id="' + CSS.escape(String(p.request_id)) + '"]',
+        );
+        if (pinned !== null) pinned.remove();
         break;
+      }
       case "input/queued":
       case "step/start":
         break;
@@ -395,6 +407,42 @@
     }
     $("seq").textContent = "seq " + state.lastSeq;
     scrollDown();
+  }
+
+  function pinApproval(p) {
+    const card = el("div", "approval-card");
+    card.dataset.requestId = String(p.request_id);
+    card.appendChild(el("strong", null, "Approve " + (p.call ? p.call.name : "a call") + "?"));
+    if (p.reason) card.appendChild(el("span", "reason", " " + p.reason));
+    card.appendChild(el("pre", "args", pretty(p.call ? p.call.args : p)));
+    const remember = el("input");
+    remember.type = "checkbox";
+    remember.className = "remember";
+    const label = el("label", null, "");
+    label.appendChild(remember);
+    label.appendChild(document.createTextNode(" remember for this session"));
+    const answer = function (decision) {
+      send({
+        type: "approve",
+        request_id: p.request_id,
+        decision: decision,
+        remember: remember.checked,
+      });
+    };
+    const allow = el("button", "allow", "Allow");
+    allow.type = "button";
+    allow.addEventListener("click", function () {
+      answer("allow");
+    });
+    const deny = el("button", "deny", "Deny");
+    deny.type = "button";
+    deny.addEventListener("click", function () {
+      answer("deny");
+    });
+    card.appendChild(allow);
+    card.appendChild(deny);
+    card.appendChild(label);
+    $("approvals").appendChild(card);
   }
 
   function sendMessage(event) {
@@ -415,6 +463,22 @@
     });
     $("back").addEventListener("click", openList);
     $("send-form").addEventListener("submit", sendMessage);
+    $("steer-form").addEventListener("submit", function (event) {
+      event.preventDefault();
+      const text = $("steer").value;
+      if (text.trim() === "") return;
+      send({ type: "steer", content: text, wake: $("steer-wake").checked });
+      $("steer").value = "";
+    });
+    $("policy-form").addEventListener("submit", function (event) {
+      event.preventDefault();
+      const allow = $("policy").value.split(",").map(function (x) {
+        return x.trim();
+      }).filter(function (x) {
+        return x !== "";
+      });
+      send({ type: "set_policy", allow: allow });
+    });
     $("cancel").addEventListener("click", function () {
       send({ type: "cancel", reason: "cancelled from the console" });
     });
