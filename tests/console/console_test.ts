@@ -344,6 +344,143 @@ Deno.test({
   },
 });
 
+/** Mounts the socket server with the console on `port` over the SQLite file `path`. */
+async function mountAt(
+  adapter: ReturnType<typeof scriptedAdapter>,
+  path: string,
+  port: number,
+  ws: Readonly<Record<string, unknown>> = {},
+) {
+  const stack = await createAgentStack({ adapter, sqlitePath: path });
+  stack.ctx.plugin(WsInterface, { port, tokens: TOKENS, console: true, ...ws }, {
+    id: "interfaces.ws",
+  });
+  await stack.ctx.idle();
+  return stack;
+}
+
+/** Signs in and opens agent `agentId`, waiting for its live stream. */
+async function openAgent(page: Page, port: number, agentId: string): Promise<void> {
+  await page.goto(`http://127.0.0.1:${port}/`);
+  await page.fill("#token", TOKEN);
+  await page.click("#login-form button[type=submit]");
+  await until(page, "!document.querySelector('#agents').hidden", "the agents view");
+  await page.fill("#open-id", agentId);
+  await page.click("#open-form button[type=submit]");
+  await until(page, "document.querySelector('#conn').className.includes('ok')", "the stream");
+}
+
+Deno.test({
+  name: "the console continues the transcript after the server restarts, with no duplicate line",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "terret-console-" });
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = listener.addr.port;
+    listener.close();
+    let stack = await mountAt(
+      scriptedAdapter([textReply("Before the restart.")]),
+      `${dir}/s.db`,
+      port,
+    );
+    const browser = await open();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await openAgent(page, port, "phoenix");
+      await page.fill("#message", "First");
+      await page.click("#send-form button[type=submit]");
+      await until(
+        page,
+        "document.querySelector('.line.turn-end.status-completed') !== null",
+        "the first turn",
+      );
+      await stack.dispose();
+      await until(page, "document.querySelector('#conn').className.includes('bad')", "the drop");
+      stack = await mountAt(
+        scriptedAdapter([textReply("After the restart.")]),
+        `${dir}/s.db`,
+        port,
+      );
+      await until(
+        page,
+        "document.querySelector('#conn').className.includes('ok')",
+        "the reconnect",
+      );
+      await page.fill("#message", "Second");
+      await page.click("#send-form button[type=submit]");
+      await until(
+        page,
+        "document.querySelector('#lines').textContent.includes('After the restart.')",
+        "the reply after the restart",
+      );
+      await until(
+        page,
+        "document.querySelectorAll('.line.turn-end.status-completed').length === 2",
+        "the second turn's end",
+      );
+      const seqs = (await page.evaluate(
+        "[...document.querySelectorAll('#lines .line[data-seq]')].map((n) => Number(n.dataset.seq))",
+      )) as number[];
+      assert.deepStrictEqual(seqs, [...new Set(seqs)].sort((a, b) => a - b), "no line twice");
+      const stored = (await stack.sessions.read("phoenix")).at(-1)!.seq;
+      assert.equal(seqs.at(-1), stored);
+      assert.deepStrictEqual(await page.locator(".line.user .text").allTextContents(), [
+        "First",
+        "Second",
+      ]);
+      assert.deepStrictEqual(await page.locator(".line.assistant .text").allTextContents(), [
+        "Before the restart.",
+        "After the restart.",
+      ]);
+    } finally {
+      await context.close();
+      await browser.close();
+      await stack.dispose();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "a message over the frame limit shows the server's 1009 close, and the console reconnects",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "terret-console-" });
+    await using stack = await mountAt(scriptedAdapter([]), `${dir}/s.db`, 0, {
+      max_frame_bytes: 1024,
+    });
+    const port = stack.ctx.get(WsServiceKey).port;
+    const browser = await open();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await openAgent(page, port, "big");
+      await page.fill("#message", "x".repeat(2000));
+      await page.click("#send-form button[type=submit]");
+      await until(
+        page,
+        "document.querySelector('#lines').textContent.includes('Connection lost (1009 frame too big)')",
+        "the server's refusal",
+      );
+      await until(
+        page,
+        "document.querySelector('#conn').className.includes('ok')",
+        "the reconnect",
+      );
+      assert.deepStrictEqual(await stack.sessions.read("big").then((events) => events.length), 0);
+    } finally {
+      await context.close();
+      await browser.close();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
 Deno.test({
   name:
     "the console's assets carry the CSP, nosniff and a strong ETag, and a matching If-None-Match gets 304",

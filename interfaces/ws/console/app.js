@@ -179,7 +179,10 @@
           "), reconnecting from seq " + (state.lastSeq + 1),
         "bad",
       );
-      notice("Connection lost (" + close.code + "); reconnecting from seq " + (state.lastSeq + 1));
+      notice(
+        "Connection lost (" + close.code + (close.reason ? " " + close.reason : "") +
+          "); reconnecting from seq " + (state.lastSeq + 1),
+      );
       state.timer = setTimeout(function () {
         state.timer = null;
         if (state.wanted) connect();
