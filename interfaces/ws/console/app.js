@@ -266,9 +266,16 @@
     }
   }
 
+  // One layout per batch of events, not one per event: a replay of thousands renders in one pass.
   function scrollDown() {
-    const box = $("lines");
-    box.scrollTop = box.scrollHeight;
+    if (state.scrolling) return;
+    state.scrolling = true;
+    setTimeout(function () {
+      state.scrolling = false;
+      const box = $("lines");
+      box.scrollTop = box.scrollHeight;
+      $("seq").textContent = "seq " + state.lastSeq;
+    }, 16);
   }
   function line(cls, label, seq) {
     const node = el("div", "line " + cls);
@@ -408,7 +415,6 @@
           line("meta", event.type, event.seq);
         }
     }
-    $("seq").textContent = "seq " + state.lastSeq;
     scrollDown();
   }
 
