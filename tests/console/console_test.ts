@@ -371,6 +371,81 @@ async function openAgent(page: Page, port: number, agentId: string): Promise<voi
 }
 
 Deno.test({
+  name: "Edit and Write calls render as diffs, with their text shown as text",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "terret-console-" });
+    const adapter = scriptedAdapter([
+      toolCallsReply([
+        {
+          id: "e1",
+          name: "Edit",
+          args: {
+            file_path: "/ws/a.ts",
+            old_string: "const a = 1;\nconst b = 2;\nkeep();",
+            new_string: "const a = 1;\nconst b = 3;\nconst c = 4;\nkeep();",
+          },
+        },
+        { id: "w1", name: "Write", args: { file_path: "/ws/b.html", content: "<b>new</b>" } },
+      ]),
+      textReply("Done."),
+    ]);
+    const stack = await createAgentStack({
+      adapter,
+      allow: ["Edit", "Write"],
+      sqlitePath: `${dir}/s.db`,
+    });
+    stack.tools.register(stack.ctx, scriptedTool("Edit").definition);
+    stack.tools.register(stack.ctx, scriptedTool("Write").definition);
+    stack.ctx.plugin(WsInterface, { port: 0, tokens: TOKENS, console: true }, {
+      id: "interfaces.ws",
+    });
+    await stack.ctx.idle();
+    const port = stack.ctx.get(WsServiceKey).port;
+    const browser = await open();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await openAgent(page, port, "editor");
+      await page.fill("#message", "Fix it");
+      await page.click("#send-form button[type=submit]");
+      await until(
+        page,
+        "document.querySelector('.line.turn-end.status-completed') !== null",
+        "the turn",
+      );
+      const diffs = await page.locator(".diff").evaluateAll((nodes) =>
+        nodes.map((node) => [...node.children].map((row) => `${row.className}|${row.textContent}`))
+      );
+      assert.deepStrictEqual(diffs, [
+        [
+          "diff-file|/ws/a.ts",
+          "ctx|  const a = 1;",
+          "del|- const b = 2;",
+          "add|+ const b = 3;",
+          "add|+ const c = 4;",
+          "ctx|  keep();",
+        ],
+        ["diff-file|/ws/b.html", "add|+ <b>new</b>"],
+      ]);
+      assert.equal(await page.locator("#lines b").count(), 0);
+      if (Deno.env.get("UPDATE_SCREENSHOTS") === "1") {
+        await page.screenshot({
+          path: new URL("../../docs/console_diff.png", import.meta.url).pathname,
+        });
+      }
+    } finally {
+      await context.close();
+      await browser.close();
+      await stack.dispose();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
   name: "the console continues the transcript after the server restarts, with no duplicate line",
   ignore,
   sanitizeResources: false,

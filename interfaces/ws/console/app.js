@@ -306,6 +306,48 @@
     }
   }
 
+  function isEdit(p) {
+    const a = p.args;
+    if (a === null || typeof a !== "object" || typeof a.file_path !== "string") return false;
+    if (p.name === "Edit") {
+      return typeof a.old_string === "string" && typeof a.new_string === "string";
+    }
+    return p.name === "Write" && typeof a.content === "string";
+  }
+  // Edit and Write as a line diff: the common leading and trailing lines as context, the rest removed and added.
+  function diffView(p) {
+    const a = p.args;
+    const before = p.name === "Edit" ? a.old_string.split("\n") : [];
+    const after = (p.name === "Edit" ? a.new_string : a.content).split("\n");
+    let head = 0;
+    while (head < before.length && head < after.length && before[head] === after[head]) head++;
+    let tail = 0;
+    while (
+      tail < before.length - head && tail < after.length - head &&
+      before[before.length - 1 - tail] === after[after.length - 1 - tail]
+    ) tail++;
+    const view = el("div", "diff");
+    view.appendChild(
+      el("div", "diff-file", a.file_path + (a.replace_all ? " (every occurrence)" : "")),
+    );
+    const row = function (cls, mark, text) {
+      view.appendChild(el("div", cls, mark + text));
+    };
+    before.slice(0, head).forEach(function (text) {
+      row("ctx", "  ", text);
+    });
+    before.slice(head, before.length - tail).forEach(function (text) {
+      row("del", "- ", text);
+    });
+    after.slice(head, after.length - tail).forEach(function (text) {
+      row("add", "+ ", text);
+    });
+    after.slice(after.length - tail).forEach(function (text) {
+      row("ctx", "  ", text);
+    });
+    return view;
+  }
+
   function render(event) {
     const p = event.payload || {};
     let node;
@@ -357,7 +399,8 @@
       }
       case "tool/call":
         node = line("tool", "tool " + p.name, event.seq);
-        node.appendChild(el("pre", "args", pretty(p.args)));
+        if (isEdit(p)) node.appendChild(diffView(p));
+        else node.appendChild(el("pre", "args", pretty(p.args)));
         state.tools[p.id] = node;
         break;
       case "tool/result": {
