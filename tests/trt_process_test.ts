@@ -59,7 +59,7 @@ Deno.test("trt serve keeps running until SIGTERM, says it has no model key and w
     "patch.yml":
       "rows:\n  - id: sandbox\n    config: { image: terret/sandbox:test, docker: /nonexistent/docker }\n" +
       // Any free port, so the test never collides with a server on 7878.
-      "  - id: interfaces.ws\n    config: { port: 0, token_env: TERRET_TOKEN }\n",
+      "  - id: interfaces.ws\n    config: { port: 0, token_env: TERRET_TOKEN, console: true }\n",
   });
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", MAIN, "serve", "--home", tree.dir],
@@ -110,6 +110,7 @@ Deno.test("trt serve keeps running until SIGTERM, says it has no model key and w
     "tools.std, tools.allow, prompt, agents, loop, subagents, subagents.acp, compaction, titles, approvals, interfaces.ws)",
     "trt serve: serving through interfaces.ws",
     `trt serve: the WebSocket event stream is at ws://127.0.0.1:${port}/v1/agents/<agent_id>/stream (row interfaces.ws, docs/protocol.md)`,
+    `trt serve: the web console is at http://127.0.0.1:${port}/ (sign in with a socket token; docs/console.md)`,
     "trt serve: clients authenticate with the token in $TERRET_TOKEN",
     "trt serve: running until SIGINT or SIGTERM",
     "trt serve: stopped",

@@ -92,6 +92,11 @@ function socketLines(ws: WsService): string[] {
   const lines = [
     `the WebSocket event stream is at ${ws.url}/v1/agents/<agent_id>/stream (row interfaces.ws, docs/protocol.md)`,
   ];
+  if (ws.console !== undefined) {
+    lines.push(
+      `the web console is at ${ws.console} (sign in with a socket token; docs/console.md)`,
+    );
+  }
   const tokens = ws.tokens();
   if (tokens.generated !== undefined && tokens.file !== undefined) {
     lines.push(

@@ -40,6 +40,7 @@ export interface WsConfig {
   readonly max_connections_per_agent: number;
   readonly max_agents_per_token: number;
   readonly agents_window_seconds: number;
+  readonly console: boolean;
 }
 
 /** The config as a row may write it (everything defaulted). */
@@ -63,6 +64,7 @@ export interface WsConfigInput {
   readonly max_connections_per_agent?: number;
   readonly max_agents_per_token?: number;
   readonly agents_window_seconds?: number;
+  readonly console?: boolean;
 }
 
 /** The largest frame Deno's WebSocket accepts at all; `max_frame_bytes` may not exceed it. */
@@ -142,6 +144,10 @@ const schema: z.ZodType<WsConfig, WsConfigInput> = z.strictObject({
   ),
   agents_window_seconds: z.number().int().min(1).max(31_536_000).default(3600).describe(
     "The window max_agents_per_token counts in",
+  ),
+  console: z.boolean().default(false).describe(
+    "Serve the web console (docs/console.md) on this listener at / and /console/: static assets under a strict " +
+      "CSP; the page is one more protocol v1 client and asks for a token",
   ),
 }) as unknown as z.ZodType<WsConfig, WsConfigInput>;
 

@@ -21,6 +21,8 @@ export interface WsService {
   readonly port: number;
   /** The bound host. */
   readonly hostname: string;
+  /** The web console's address (`http://host:port/`) when the row's `console` key serves it, else `undefined`. */
+  readonly console: string | undefined;
   /** The server's figures. */
   stats(): WsStats;
   /** Where the tokens came from (the generated token itself only when it was created at this start). */
@@ -109,6 +111,11 @@ export class WsInterface extends Service<WsConfig> implements WsService {
 
   get hostname(): string {
     return this.#running().hostname;
+  }
+
+  get console(): string | undefined {
+    const server = this.#running();
+    return server.config.console ? `${server.url.replace(/^ws:/, "http:")}/` : undefined;
   }
 
   stats(): WsStats {

@@ -63,6 +63,7 @@ Deno.test("wsConfig fills every default and refuses a malformed token", () => {
     max_connections_per_agent: 8,
     max_agents_per_token: 1000,
     agents_window_seconds: 3600,
+    console: false,
   });
   const bad = wsConfig.safeParse({ tokens: [{ token: "short", agents: ["*"] }] });
   assert.equal(bad.success, false);

@@ -30,6 +30,7 @@ import {
   unauthorizedResponse,
 } from "./routes.ts";
 import { checkReadiness } from "./readiness.ts";
+import { ConsoleAssets } from "./console_assets.ts";
 
 /** Options for {@linkcode WsServer.start}. */
 export interface WsServerOptions {
@@ -117,6 +118,7 @@ export class WsServer implements AsyncDisposable {
   #config: WsConfig;
   #gate: TokenGate;
   #http!: Deno.HttpServer<Deno.NetAddr>;
+  #console!: ConsoleAssets;
   #sweep: ReturnType<typeof setInterval> | undefined;
   #pending = 0;
   #lagged = 0;
@@ -182,15 +184,12 @@ export class WsServer implements AsyncDisposable {
    * @throws {TerretError} `AddrInUse` naming the address and the `port` key when it is taken (another listen
    *   error as is)
    */
-  static start(options: WsServerOptions): Promise<WsServer> {
+  static async start(options: WsServerOptions): Promise<WsServer> {
     const server = new WsServer(options);
-    try {
-      server.#http = server.#listen(options.config);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    server.#console = await ConsoleAssets.load();
+    server.#http = server.#listen(options.config);
     server.#startSweep();
-    return Promise.resolve(server);
+    return server;
   }
 
   /** The bound port. */
@@ -331,6 +330,10 @@ export class WsServer implements AsyncDisposable {
 
   async #handle(request: Request, info: Deno.ServeHandlerInfo): Promise<Response> {
     const url = new URL(request.url);
+    if (this.#config.console) {
+      const asset = this.#console.answer(request.method, url.pathname, request.headers);
+      if (asset !== undefined) return asset;
+    }
     const target = route(request.method, url.pathname);
     switch (target.kind) {
       case "health":
