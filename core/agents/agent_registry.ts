@@ -21,6 +21,7 @@ import type { Agent } from "./agent.ts";
 import { AgentHandle } from "./_agent_handle.ts";
 import { driverOf } from "./driver.ts";
 import { AgentClockKey } from "./agent_clock.ts";
+import { AgentLeasesKey } from "./agent_leases.ts";
 import { AgentDisposed, type AgentDisposedPayload, AgentStatusChanged } from "./events.ts";
 import { findOpenTurn } from "./open_turn.ts";
 import { findPendingInput } from "./pending_input.ts";
@@ -402,6 +403,17 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
       driver: () => driverOf(this.ctx),
       statusChanged: (payload) => this.ctx.emit(AgentStatusChanged, payload),
       clock: () => this.#now(),
+      leases: this.ctx.maybe(AgentLeasesKey),
+      leaseLost: (agent, error) => {
+        this.ctx.logger.log(
+          "warn",
+          `Agent "${agent.id}" lost its lease to another node; it stops here`,
+          { agent_id: agent.id, session_id: agent.session_id, error },
+        );
+        void agent.stop("another node holds its lease").then(() =>
+          this.#dispose(agent, "lease_lost")
+        );
+      },
     };
   }
 

@@ -74,6 +74,25 @@ export class Inbox {
     this.#held = false;
   }
 
+  /**
+   * Aligns the durable items with the log's unclaimed input (`pending`, in seq order): a durable item the log shows
+   * claimed (by another process) is dropped, an unclaimed one not queued here is added; items queued without a seq
+   * stay as they are.
+   */
+  sync(
+    pending: readonly { seq: number; kind: "message" | "steer"; content: Content; wake: boolean }[],
+  ): void {
+    const open = new Set(pending.map((item) => item.seq));
+    const kept = this.#items.filter((item) =>
+      item.queued_seq === undefined || open.has(item.queued_seq)
+    );
+    const known = new Set(kept.map((item) => item.queued_seq));
+    const added = pending.filter((item) => !known.has(item.seq));
+    if (added.length === 0 && kept.length === this.#items.length) return;
+    this.#items = kept;
+    for (const item of added) this.push(item.kind, item.content, item.wake, item.seq);
+  }
+
   /** Drops everything queued; returns how many items were dropped. */
   clear(): number {
     const count = this.#items.length;
