@@ -218,6 +218,16 @@ export class AgentHandle implements Agent {
     this.#setStatus(waiting ? "waiting_approval" : "running");
   }
 
+  /**
+   * Takes the agent over from a node that died holding its lease: acquires the lease (retrying while it is held),
+   * reads the log again, resumes its open turn and runs its unclaimed input, then releases the lease. Without a lease
+   * provider it does nothing.
+   */
+  adopt(): void {
+    if (this.#keeper === undefined || this.#stopping || this.#status === "disposed") return;
+    this.#kick(true);
+  }
+
   /** Stops the agent for good: aborts a running turn as a shutdown (left open in the log) and waits for it. */
   async stop(why = "the agents service is stopping"): Promise<void> {
     this.#stopping = true;
@@ -262,12 +272,12 @@ export class AgentHandle implements Agent {
   }
 
   /** Starts the pump when a turn is owed and none runs; true when one runs or starts. */
-  #kick(): boolean {
+  #kick(force = false): boolean {
     if (this.#pump !== undefined) {
       this.#again = true;
       return true;
     }
-    if (this.#stopping || (!this.#inbox.waking && this.#open === undefined)) return false;
+    if (this.#stopping || (!force && !this.#inbox.waking && this.#open === undefined)) return false;
     this.#pump = this.#runTurns().finally(() => {
       this.#pump = undefined;
       this.#usedAt = this.#clock();

@@ -33,6 +33,7 @@ export interface AgentLease {
  *   under `lease.token` until the returned function is called. An append refused because the token is no longer
  *   the session's current one rejects with `StaleFencingToken` (nothing appended), calls `onStale` once, and from
  *   then on every append to `session` rejects at once with the same error (no further write reaches the store).
+ * - `orphaned` lists sessions whose lease expired without a `release` (a released lease is never orphaned).
  * - Callers renew more often than every `ttl_ms / 3` while a turn runs, so a live holder never expires.
  */
 export interface AgentLeases {
@@ -46,6 +47,11 @@ export interface AgentLeases {
   renew(lease: AgentLease): Promise<AgentLease | undefined>;
   /** Gives a held lease up; `false` when it was not held. */
   release(lease: AgentLease): Promise<boolean>;
+  /**
+   * Sessions whose lease expired without being released (their holder died or stalled), at most `limit`, oldest
+   * first: the agents service on a surviving node makes them resident and resumes their open turns.
+   */
+  orphaned(limit: number): Promise<string[]>;
   /** Fences every append to `sessionId` under `lease` until the returned function is called. */
   fence(sessionId: string, lease: AgentLease, onStale: (error: TerretError) => void): () => void;
 }

@@ -151,6 +151,9 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
   readonly #evicting = new Map<string, Promise<void>>();
   #evictions = 0;
   #sweeper: ReturnType<typeof setInterval> | undefined;
+  /** The periodic take-over of agents whose holder died (only with a lease provider). */
+  #takeover: ReturnType<typeof setInterval> | undefined;
+  #takingOver = false;
   #recovery: Promise<void> | undefined;
   #stopped = false;
   /** The scope agents' forks hang off: disposed after the shutdown effect has stopped every agent. */
@@ -255,6 +258,7 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
     this.#home = this.ctx.scope("agents");
     this.ctx.effect(() => () => this.#shutdown(), "agents: shutdown");
     this.#startSweeper();
+    this.#startTakeover();
     if (this.config.recover_input) {
       const halt = Promise.withResolvers<boolean>();
       this.ctx.effect(() => () => halt.resolve(false), "agents: recovery halt");
@@ -294,8 +298,54 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
     Deno.unrefTimer(this.#sweeper);
   }
 
+  /**
+   * With a lease provider: every `ttl_ms`, the agents whose lease expired unreleased (their node died or stalled)
+   * are made resident here and adopted (their open turn resumed from the log, their unclaimed input run).
+   */
+  #startTakeover(): void {
+    const leases = this.ctx.maybe(AgentLeasesKey);
+    if (leases === undefined) return;
+    this.#takeover = setInterval(() => void this.takeOver(), Math.max(100, leases.ttl_ms));
+    Deno.unrefTimer(this.#takeover);
+  }
+
+  /**
+   * Adopts up to 32 agents whose lease expired unreleased (their holder died or stalled); resolves with
+   * their ids. Run every lease ttl; a no-op without a lease provider.
+   */
+  async takeOver(): Promise<string[]> {
+    const leases = this.ctx.maybe(AgentLeasesKey);
+    if (leases === undefined || this.#stopped || this.#takingOver) return [];
+    this.#takingOver = true;
+    try {
+      const orphans = await leases.orphaned(32);
+      for (const id of orphans) {
+        if (this.#stopped) break;
+        try {
+          const agent = this.#agents.get(id) ?? await this.ensure(id);
+          (agent as AgentHandle).adopt();
+        } catch (error) {
+          this.ctx.logger.log("warn", `The agents service could not take agent "${id}" over`, {
+            agent_id: id,
+            error,
+          });
+        }
+      }
+      return orphans;
+    } catch (error) {
+      this.ctx.logger.log("warn", "The agents service could not list agents to take over", {
+        error,
+      });
+      return [];
+    } finally {
+      this.#takingOver = false;
+    }
+  }
+
   async #shutdown(): Promise<void> {
     this.#stopped = true;
+    if (this.#takeover !== undefined) clearInterval(this.#takeover);
+    this.#takeover = undefined;
     await this.#recovery;
     if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
     this.#sweeper = undefined;

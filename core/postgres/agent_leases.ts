@@ -41,6 +41,11 @@ export class PostgresAgentLeases implements AgentLeases {
     return this.#store.leases.release(lease);
   }
 
+  /** Sessions whose lease expired without being released (their holder died). */
+  orphaned(limit: number): Promise<string[]> {
+    return this.#store.leases.orphaned(limit);
+  }
+
   /** Fences the session's appends through the store under `lease`. */
   fence(sessionId: string, lease: AgentLease, onStale: (error: TerretError) => void): () => void {
     return this.#store.fence(sessionId, lease, onStale);

@@ -169,3 +169,37 @@ Deno.test({
     assert.deepStrictEqual(events.map((event) => event.seq), events.map((_, i) => i + 1));
   },
 });
+
+Deno.test({
+  name:
+    "failover: with no stimulus, a surviving node takes over an agent whose holder stopped renewing",
+  ignore: lane.skip !== undefined,
+  async fn() {
+    const url = await lane.cluster!.createDatabase("leases_failover");
+    const paused = { value: false };
+    const modelA = scriptedAdapter([gated("from A")]);
+    await using a = await node(url, "node-a", modelA, paused);
+    const modelB = scriptedAdapter([textReply("B finished it")]);
+    await using b = await node(url, "node-b", modelB);
+
+    const agentA = await a.agents.ensure("a3");
+    agentA.send("first");
+    await modelA.reached("hold");
+    paused.value = true; // node A is as good as dead: its lease expires unreleased
+    assert.equal(b.agents.get("a3"), undefined, "node B has never heard of the agent");
+
+    await until("node B to take the agent over and finish its turn", async () => {
+      const events = await b.sessions.read("a3");
+      return count(events, "turn/end") === 1 && b.agents.get("a3")?.status === "idle";
+    });
+    const events = await b.sessions.read("a3");
+    assert.deepStrictEqual(texts(events), [
+      JSON.stringify([{ type: "text", text: "B finished it" }]),
+    ]);
+    assert.deepStrictEqual(events.map((event) => event.seq), events.map((_, i) => i + 1));
+    assert.equal(count(events, "turn/start"), 1, "the open turn was resumed, not started again");
+    modelA.open("hold");
+    await until("node A to stop the agent", () => a.agents.get("a3") === undefined);
+    assert.deepStrictEqual(await b.sessions.read("a3"), events);
+  },
+});
