@@ -1,0 +1,28 @@
+import assert from "node:assert/strict";
+import { Inbox } from "./inbox.ts";
+
+Deno.test("sync drops durable items the log shows claimed, adds unclaimed ones, keeps items without a seq", () => {
+  const inbox = new Inbox();
+  inbox.push("message", "claimed elsewhere", true, 5);
+  inbox.push("steer", "in memory only", false);
+  inbox.push("message", "still pending", true, 7);
+  inbox.sync([
+    { seq: 7, kind: "message", content: "still pending", wake: true },
+    { seq: 9, kind: "steer", content: "queued on another node", wake: false },
+  ]);
+  assert.equal(inbox.size, 3);
+  assert.deepStrictEqual(inbox.claim(), [
+    { kind: "steer", content: "in memory only" },
+    { kind: "message", content: "still pending", queued_seq: 7 },
+    { kind: "steer", content: "queued on another node", queued_seq: 9 },
+  ]);
+  assert.equal(inbox.size, 0);
+});
+
+Deno.test("sync with nothing pending in the log drops every durable item, and nothing wakes", () => {
+  const inbox = new Inbox();
+  inbox.push("message", "claimed elsewhere", true, 3);
+  inbox.sync([]);
+  assert.equal(inbox.size, 0);
+  assert.equal(inbox.waking, false);
+});
