@@ -22,7 +22,7 @@ import {
 import type { AgentStatus, AgentStatusChangedPayload } from "./events.ts";
 import { Inbox } from "./inbox.ts";
 import { findOpenTurn } from "./open_turn.ts";
-import { findPendingInput, type PendingInput } from "./pending_input.ts";
+import { type PendingInput, readPendingInput } from "./pending_input.ts";
 import type { AgentLeases } from "./agent_leases.ts";
 import { LeaseKeeper } from "./_lease_keeper.ts";
 
@@ -84,10 +84,14 @@ export class AgentHandle implements Agent {
     this.#clock = host.clock;
     this.#usedAt = host.clock();
     for (const item of pending) this.#inbox.push(item.kind, item.content, item.wake, item.seq);
-    this.#keeper = host.leases === undefined
-      ? undefined
-      : new LeaseKeeper(host.leases, sessionId, host.logger, (error) =>
-        host.leaseLost?.(this, error));
+    this.#keeper = host.leases === undefined ? undefined : new LeaseKeeper(
+      host.leases,
+      sessionId,
+      host.logger,
+      (error) => host.leaseLost?.(this, error),
+      // While a turn runs, input queued on other nodes is read at each renewal, for the turn's next step.
+      () => void this.#syncPending(),
+    );
   }
 
   /** The fencing token of the lease held now (undefined when unleased or not held). */
@@ -333,7 +337,8 @@ export class AgentHandle implements Agent {
   /** Aligns the inbox's durable items with the log's unclaimed input (another node may have claimed or queued some). */
   async #syncPending(): Promise<void> {
     try {
-      this.#inbox.sync(await findPendingInput(this.#host.sessions, this.session_id));
+      const { pending, through } = await readPendingInput(this.#host.sessions, this.session_id);
+      if (!this.#stopping) this.#inbox.sync(pending, through);
     } catch (error) {
       this.#host.logger.log("error", `Agent "${this.id}" could not read its queued input`, {
         agent_id: this.id,

@@ -15,6 +15,7 @@ export class LeaseKeeper {
   readonly #sessionId: string;
   readonly #logger: Logger;
   readonly #onLost: (error: TerretError) => void;
+  readonly #onRenewed: () => void;
   #lease: AgentLease | undefined;
   #unfence: (() => void) | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -26,7 +27,9 @@ export class LeaseKeeper {
     sessionId: string,
     logger: Logger,
     onLost: (error: TerretError) => void,
+    onRenewed: () => void = () => {},
   ) {
+    this.#onRenewed = onRenewed;
     this.#leases = leases;
     this.#sessionId = sessionId;
     this.#logger = logger;
@@ -99,6 +102,7 @@ export class LeaseKeeper {
         );
       } else {
         this.#lease = renewed;
+        this.#onRenewed();
       }
     } catch (error) {
       // The fence still protects the log: a renewal that cannot reach the store is retried at the next tick.

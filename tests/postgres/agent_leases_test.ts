@@ -139,11 +139,14 @@ Deno.test({
     const agentB = await b.agents.ensure("a2");
     const queued = await agentB.enqueue({ kind: "message", content: "via B" });
     assert.equal(agentB.status, "idle", "node B runs nothing while node A holds the lease");
+    // Node A, still in its turn, reads the durable input at its next renewal.
+    await until("node A to queue node B's message while its turn runs", () => agentA.queued === 1);
 
     modelA.open("hold");
+    // Its turn's next step claims it; node B, trying again, finds it claimed and drops it.
     await until("node A to answer node B's message and node B to drop it", async () => {
       const events = await a.sessions.read("a2");
-      return count(events, "turn/end") === 2 && agentA.status === "idle" && agentB.queued === 0;
+      return count(events, "turn/end") === 1 && agentA.status === "idle" && agentB.queued === 0;
     });
     let events = await a.sessions.read("a2");
     const claims = events.filter((event) => event.type === "user/message");
@@ -159,7 +162,7 @@ Deno.test({
     // The lease is free now (A is idle): the next message at B is claimed by B, the next acquirer.
     agentB.send("at B");
     await agentB.idle();
-    await until("node B's turn", async () => count(await b.sessions.read("a2"), "turn/end") === 3);
+    await until("node B's turn", async () => count(await b.sessions.read("a2"), "turn/end") === 2);
     events = await b.sessions.read("a2");
     assert.deepStrictEqual(texts(events), [
       JSON.stringify([{ type: "text", text: "A first" }]),
