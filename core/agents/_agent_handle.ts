@@ -22,7 +22,9 @@ import {
 import type { AgentStatus, AgentStatusChangedPayload } from "./events.ts";
 import { Inbox } from "./inbox.ts";
 import { findOpenTurn } from "./open_turn.ts";
-import type { PendingInput } from "./pending_input.ts";
+import { type PendingInput, readPendingInput } from "./pending_input.ts";
+import type { AgentLeases } from "./agent_leases.ts";
+import { LeaseKeeper } from "./_lease_keeper.ts";
 
 /** What an agent needs from the service that made it. */
 export interface AgentHost {
@@ -34,6 +36,10 @@ export interface AgentHost {
   statusChanged(payload: AgentStatusChangedPayload): void;
   /** The millisecond clock least-recently-used eviction reads. */
   clock(): number;
+  /** The lease provider when several processes share the store (none: the agent runs unleased). */
+  readonly leases?: AgentLeases | undefined;
+  /** Reports that the agent lost its lease (another node holds it now): the host stops and disposes it. */
+  leaseLost?(agent: AgentHandle, error: TerretError): void;
 }
 
 /** An agent (see {@linkcode Agent}). */
@@ -55,6 +61,12 @@ export class AgentHandle implements Agent {
   /** The clock reading of the last use (a verb, a turn's end), for least-recently-used eviction. */
   #usedAt: number;
   readonly #clock: () => number;
+  /** The agent's lease when the store is shared by several processes. */
+  readonly #keeper: LeaseKeeper | undefined;
+  /** The next attempt to acquire a lease another node holds. */
+  #retry: ReturnType<typeof setTimeout> | undefined;
+  /** A wake arrived while the pump ran, after it last looked at the inbox. */
+  #again = false;
 
   constructor(
     id: string,
@@ -72,6 +84,19 @@ export class AgentHandle implements Agent {
     this.#clock = host.clock;
     this.#usedAt = host.clock();
     for (const item of pending) this.#inbox.push(item.kind, item.content, item.wake, item.seq);
+    this.#keeper = host.leases === undefined ? undefined : new LeaseKeeper(
+      host.leases,
+      sessionId,
+      host.logger,
+      (error) => host.leaseLost?.(this, error),
+      // While a turn runs, input queued on other nodes is read at each renewal, for the turn's next step.
+      () => void this.#syncPending(),
+    );
+  }
+
+  /** The fencing token of the lease held now (undefined when unleased or not held). */
+  get leaseToken(): number | undefined {
+    return this.#keeper?.held === true ? this.#keeper.token : undefined;
   }
 
   /** The clock reading of the last use. */
@@ -197,18 +222,30 @@ export class AgentHandle implements Agent {
     this.#setStatus(waiting ? "waiting_approval" : "running");
   }
 
+  /**
+   * Takes the agent over from a node that died holding its lease: acquires the lease (retrying while it is held),
+   * reads the log again, resumes its open turn and runs its unclaimed input, then releases the lease. Without a lease
+   * provider it does nothing.
+   */
+  adopt(): void {
+    if (this.#keeper === undefined || this.#stopping || this.#status === "disposed") return;
+    this.#kick(true);
+  }
+
   /** Stops the agent for good: aborts a running turn as a shutdown (left open in the log) and waits for it. */
-  async stop(): Promise<void> {
+  async stop(why = "the agents service is stopping"): Promise<void> {
     this.#stopping = true;
-    this.#controller?.abort(
-      new TerretError(AGENT_SHUTDOWN, `Agent "${this.id}" stopped: the agents service is stopping`),
-    );
+    if (this.#retry !== undefined) clearTimeout(this.#retry);
+    this.#retry = undefined;
+    this.#controller?.abort(new TerretError(AGENT_SHUTDOWN, `Agent "${this.id}" stopped: ${why}`));
     await this.#pump;
   }
 
   /** Marks the agent disposed (after `stop`, or when idle); drops whatever is queued. */
   markDisposed(): void {
     this.#stopping = true;
+    if (this.#retry !== undefined) clearTimeout(this.#retry);
+    this.#retry = undefined;
     this.#inbox.clear();
     this.#setStatus("disposed");
   }
@@ -239,19 +276,82 @@ export class AgentHandle implements Agent {
   }
 
   /** Starts the pump when a turn is owed and none runs; true when one runs or starts. */
-  #kick(): boolean {
-    if (this.#pump !== undefined) return true;
-    if (this.#stopping || (!this.#inbox.waking && this.#open === undefined)) return false;
+  #kick(force = false): boolean {
+    if (this.#pump !== undefined) {
+      this.#again = true;
+      return true;
+    }
+    if (this.#stopping || (!force && !this.#inbox.waking && this.#open === undefined)) return false;
     this.#pump = this.#runTurns().finally(() => {
       this.#pump = undefined;
       this.#usedAt = this.#clock();
+      // Input that arrived after the pump last looked (while it released the lease) starts it again.
+      const again = this.#again;
+      this.#again = false;
+      if (again && this.#kick()) return;
       for (const resolve of this.#idleWaiters.splice(0)) resolve();
     });
     return true;
   }
 
   async #runTurns(): Promise<void> {
+    try {
+      await this.#runHeld();
+    } finally {
+      await this.#keeper?.release();
+    }
+  }
+
+  /**
+   * With a lease provider: acquires the lease before anything else (another node's turns may have written since
+   * this agent last looked, so the open turn and the durable input are read again under the new grant). While
+   * another node holds it, the input stays durable in the log and an attempt is made again every third of the ttl
+   * until the holder claimed it or the lease is free (an expired holder's open turn is resumed here).
+   */
+  async #acquire(): Promise<boolean> {
+    const keeper = this.#keeper!;
+    let acquired: boolean;
+    try {
+      acquired = await keeper.acquire();
+    } catch (error) {
+      this.#host.logger.log("error", `Agent "${this.id}" could not acquire its lease`, {
+        agent_id: this.id,
+        session_id: this.session_id,
+        error,
+      });
+      acquired = false;
+    }
+    if (this.#stopping) return false;
+    if (acquired) {
+      this.#open = "unknown";
+      await this.#syncPending();
+      return true;
+    }
+    this.#retry ??= setTimeout(() => {
+      this.#retry = undefined;
+      if (!this.#stopping) void this.#syncPending().then(() => this.#kick());
+    }, keeper.retryMs);
+    return false;
+  }
+
+  /** Aligns the inbox's durable items with the log's unclaimed input (another node may have claimed or queued some). */
+  async #syncPending(): Promise<void> {
+    try {
+      const { pending, through } = await readPendingInput(this.#host.sessions, this.session_id);
+      if (!this.#stopping) this.#inbox.sync(pending, through);
+    } catch (error) {
+      this.#host.logger.log("error", `Agent "${this.id}" could not read its queued input`, {
+        agent_id: this.id,
+        session_id: this.session_id,
+        error,
+      });
+    }
+  }
+
+  async #runHeld(): Promise<void> {
     for (;;) {
+      this.#again = false;
+      if (this.#keeper !== undefined && !this.#keeper.held && !(await this.#acquire())) return;
       if (this.#open === "unknown") {
         try {
           this.#open = await findOpenTurn(this.#host.sessions, this.session_id);
@@ -264,7 +364,13 @@ export class AgentHandle implements Agent {
           return;
         }
       }
-      if (this.#stopping || (!this.#inbox.waking && this.#open === undefined)) return;
+      if (this.#stopping) return;
+      if (!this.#inbox.waking && this.#open === undefined) {
+        if (this.#keeper === undefined) return;
+        // Input another node queued while this one held the lease is this holder's to claim before letting go.
+        await this.#syncPending();
+        if (this.#stopping || !this.#inbox.waking) return;
+      }
       const driver = this.#host.driver();
       if (driver === undefined) {
         this.#host.logger.log(

@@ -21,6 +21,7 @@ import type { Agent } from "./agent.ts";
 import { AgentHandle } from "./_agent_handle.ts";
 import { driverOf } from "./driver.ts";
 import { AgentClockKey } from "./agent_clock.ts";
+import { AgentLeasesKey } from "./agent_leases.ts";
 import { AgentDisposed, type AgentDisposedPayload, AgentStatusChanged } from "./events.ts";
 import { findOpenTurn } from "./open_turn.ts";
 import { findPendingInput } from "./pending_input.ts";
@@ -150,6 +151,9 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
   readonly #evicting = new Map<string, Promise<void>>();
   #evictions = 0;
   #sweeper: ReturnType<typeof setInterval> | undefined;
+  /** The periodic take-over of agents whose holder died (only with a lease provider). */
+  #takeover: ReturnType<typeof setInterval> | undefined;
+  #takingOver = false;
   #recovery: Promise<void> | undefined;
   #stopped = false;
   /** The scope agents' forks hang off: disposed after the shutdown effect has stopped every agent. */
@@ -254,6 +258,7 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
     this.#home = this.ctx.scope("agents");
     this.ctx.effect(() => () => this.#shutdown(), "agents: shutdown");
     this.#startSweeper();
+    this.#startTakeover();
     if (this.config.recover_input) {
       const halt = Promise.withResolvers<boolean>();
       this.ctx.effect(() => () => halt.resolve(false), "agents: recovery halt");
@@ -293,8 +298,54 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
     Deno.unrefTimer(this.#sweeper);
   }
 
+  /**
+   * With a lease provider: every `ttl_ms`, the agents whose lease expired unreleased (their node died or stalled)
+   * are made resident here and adopted (their open turn resumed from the log, their unclaimed input run).
+   */
+  #startTakeover(): void {
+    const leases = this.ctx.maybe(AgentLeasesKey);
+    if (leases === undefined) return;
+    this.#takeover = setInterval(() => void this.takeOver(), Math.max(100, leases.ttl_ms));
+    Deno.unrefTimer(this.#takeover);
+  }
+
+  /**
+   * Adopts up to 32 agents whose lease expired unreleased (their holder died or stalled); resolves with
+   * their ids. Run every lease ttl; a no-op without a lease provider.
+   */
+  async takeOver(): Promise<string[]> {
+    const leases = this.ctx.maybe(AgentLeasesKey);
+    if (leases === undefined || this.#stopped || this.#takingOver) return [];
+    this.#takingOver = true;
+    try {
+      const orphans = await leases.orphaned(32);
+      for (const id of orphans) {
+        if (this.#stopped) break;
+        try {
+          const agent = this.#agents.get(id) ?? await this.ensure(id);
+          (agent as AgentHandle).adopt();
+        } catch (error) {
+          this.ctx.logger.log("warn", `The agents service could not take agent "${id}" over`, {
+            agent_id: id,
+            error,
+          });
+        }
+      }
+      return orphans;
+    } catch (error) {
+      this.ctx.logger.log("warn", "The agents service could not list agents to take over", {
+        error,
+      });
+      return [];
+    } finally {
+      this.#takingOver = false;
+    }
+  }
+
   async #shutdown(): Promise<void> {
     this.#stopped = true;
+    if (this.#takeover !== undefined) clearInterval(this.#takeover);
+    this.#takeover = undefined;
     await this.#recovery;
     if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
     this.#sweeper = undefined;
@@ -402,6 +453,17 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
       driver: () => driverOf(this.ctx),
       statusChanged: (payload) => this.ctx.emit(AgentStatusChanged, payload),
       clock: () => this.#now(),
+      leases: this.ctx.maybe(AgentLeasesKey),
+      leaseLost: (agent, error) => {
+        this.ctx.logger.log(
+          "warn",
+          `Agent "${agent.id}" lost its lease to another node; it stops here`,
+          { agent_id: agent.id, session_id: agent.session_id, error },
+        );
+        void agent.stop("another node holds its lease").then(() =>
+          this.#dispose(agent, "lease_lost")
+        );
+      },
     };
   }
 

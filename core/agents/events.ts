@@ -10,8 +10,8 @@ import { z } from "zod";
 export interface AgentDisposedPayload {
   readonly agent_id: string;
   readonly session_id: string;
-  /** Why: `evicted` (idle, or to make room; it is rehydrated from its log on next use), `disposed` (asked), `stopped` (the service stopped). */
-  readonly reason?: "evicted" | "disposed" | "stopped" | undefined;
+  /** Why: `evicted` (idle, or to make room; it is rehydrated from its log on next use), `disposed` (asked), `stopped` (the service stopped), `lease_lost` (another node took its lease: it stopped here and runs there). */
+  readonly reason?: "evicted" | "disposed" | "stopped" | "lease_lost" | undefined;
 }
 
 /**
@@ -28,7 +28,7 @@ export const AgentDisposed: EventDefinition<"emit", AgentDisposedPayload, void> 
     payload: z.object({
       agent_id: z.string(),
       session_id: z.string(),
-      reason: z.enum(["evicted", "disposed", "stopped"]).optional(),
+      reason: z.enum(["evicted", "disposed", "stopped", "lease_lost"]).optional(),
     }),
   },
 );

@@ -26,6 +26,8 @@ interface Pending {
 export class Inbox {
   #items: Pending[] = [];
   #held = false;
+  /** The `input/queued` seqs of the items `claim` handed out. */
+  readonly #claimed = new Set<number>();
 
   /** Items waiting. */
   get size(): number {
@@ -51,6 +53,7 @@ export class Inbox {
     for (const item of this.#items) {
       if (item.kind === "steer" || !message) {
         if (item.kind === "message") message = true;
+        if (item.queued_seq !== undefined) this.#claimed.add(item.queued_seq);
         taken.push(
           item.queued_seq === undefined
             ? { kind: item.kind, content: item.content }
@@ -72,6 +75,27 @@ export class Inbox {
   /** Ends a hold. */
   release(): void {
     this.#held = false;
+  }
+
+  /**
+   * Aligns the durable items with the log's unclaimed input (`pending`, in seq order, read through the
+   * `input/queued` at seq `through`): a durable item the read covers and shows claimed (by another process) is
+   * dropped, an unclaimed one neither queued nor claimed here is added (a claim this inbox handed out may not be in
+   * the log yet); items queued without a seq, or after the read, stay as they are.
+   */
+  sync(
+    pending: readonly { seq: number; kind: "message" | "steer"; content: Content; wake: boolean }[],
+    through: number,
+  ): void {
+    const open = new Set(pending.map((item) => item.seq));
+    const kept = this.#items.filter((item) =>
+      item.queued_seq === undefined || item.queued_seq > through || open.has(item.queued_seq)
+    );
+    const known = new Set(kept.map((item) => item.queued_seq));
+    const added = pending.filter((item) => !known.has(item.seq) && !this.#claimed.has(item.seq));
+    if (added.length === 0 && kept.length === this.#items.length) return;
+    this.#items = kept;
+    for (const item of added) this.push(item.kind, item.content, item.wake, item.seq);
   }
 
   /** Drops everything queued; returns how many items were dropped. */

@@ -15,6 +15,7 @@ export {
 } from "./events.ts";
 export type { Agent, EnqueueOptions, IdleOptions, InjectOptions, QueuedInput } from "./agent.ts";
 export { type AgentClock, AgentClockKey } from "./agent_clock.ts";
+export { type AgentLease, type AgentLeases, AgentLeasesKey } from "./agent_leases.ts";
 export { type AgentsConfig, agentsConfig } from "./agents_config.ts";
 export { findPendingInput, type PendingInput } from "./pending_input.ts";
 export {

@@ -25,9 +25,22 @@ export async function findPendingInput(
   sessionId: string,
   options: SignalOptions = {},
 ): Promise<PendingInput[]> {
+  return (await readPendingInput(sessions, sessionId, options)).pending;
+}
+
+/**
+ * {@linkcode findPendingInput}, with `through`: the seq of the last `input/queued` the read saw (0 when none), so a
+ * caller knows which of its own durable items the answer covers (a later one may have been queued since).
+ */
+export async function readPendingInput(
+  sessions: Sessions,
+  sessionId: string,
+  options: SignalOptions = {},
+): Promise<{ pending: PendingInput[]; through: number }> {
   const signal = options.signal === undefined ? {} : { signal: options.signal };
   const queued = await sessions.read(sessionId, { types: ["input/queued"], ...signal });
-  if (queued.length === 0) return [];
+  const through = queued.at(-1)?.seq ?? 0;
+  if (queued.length === 0) return { pending: [], through };
   const claims = await sessions.read(sessionId, {
     types: ["user/message", "context/injected"],
     from_seq: queued[0]!.seq,
@@ -48,5 +61,5 @@ export async function findPendingInput(
       wake: payload.wake,
     });
   }
-  return pending;
+  return { pending, through };
 }

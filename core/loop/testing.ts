@@ -34,6 +34,8 @@ export interface AgentStackOptions {
   readonly allow?: readonly string[];
   /** A SQLite file to store sessions in (default: the memory store). */
   readonly sqlitePath?: string;
+  /** The `sessions.store` row to mount instead (e.g. the PostgreSQL store, which also provides agent leases). */
+  readonly store?: { readonly plugin: PluginLike; readonly config?: unknown };
   /** The `approvals` row's config (default: no approvals row, so `policy` and `always` tools are denied). */
   readonly approvals?: Readonly<Record<string, unknown>>;
   /** The clock approval deadlines run on (default the system clock). */
@@ -90,7 +92,9 @@ export interface AgentStack extends AsyncDisposable {
 export async function createAgentStack(options: AgentStackOptions = {}): Promise<AgentStack> {
   const ctx = createContext(options.context ?? { mode: "test" });
   try {
-    if (options.sqlitePath === undefined) {
+    if (options.store !== undefined) {
+      ctx.plugin(options.store.plugin, options.store.config ?? {}, { id: "sessions.store" });
+    } else if (options.sqlitePath === undefined) {
       ctx.plugin(memoryStorePlugin, {}, { id: "sessions.store" });
     } else {
       ctx.plugin(sqliteStorePlugin, { path: options.sqlitePath }, { id: "sessions.store" });

@@ -65,10 +65,27 @@ export class PostgresLeases {
     return rows.length === 0 ? undefined : leaseOf(rows[0]!);
   }
 
-  /** Gives a held lease up at once (the next acquirer gets the next token); `false` when it was not held. */
+  /**
+   * The agents whose lease expired without being released (its holder died, stalled or lost the database), oldest
+   * expiry first, at most `limit`: a surviving node takes them over.
+   */
+  async orphaned(limit: number): Promise<string[]> {
+    const rows = await this.#sql.unsafe(
+      `SELECT agent_id FROM ${this.#s}.agent_leases WHERE owner <> '' AND expires_at <= clock_timestamp() ` +
+        "ORDER BY expires_at LIMIT $1",
+      [limit],
+      { prepare: true },
+    );
+    return rows.map((row) => String(row.agent_id));
+  }
+
+  /**
+   * Gives a held lease up at once (the next acquirer gets the next token; the row no longer names an owner, so it
+   * is not {@linkcode orphaned}); `false` when it was not held.
+   */
   async release(lease: Lease): Promise<boolean> {
     const rows = await this.#sql.unsafe(
-      `UPDATE ${this.#s}.agent_leases SET expires_at = clock_timestamp() ` +
+      `UPDATE ${this.#s}.agent_leases SET expires_at = clock_timestamp(), owner = '' ` +
         "WHERE agent_id = $1 AND owner = $2 AND token = $3 AND expires_at > clock_timestamp() RETURNING 1",
       [lease.agent_id, lease.owner, lease.token],
       { prepare: true },

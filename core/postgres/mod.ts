@@ -14,3 +14,4 @@ export {
 export { SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION } from "./_schema.ts";
 export { type PostgresProbe, probePostgresStore } from "./probe.ts";
 export { type Lease, PostgresLeases } from "./leases.ts";
+export { PostgresAgentLeases } from "./agent_leases.ts";

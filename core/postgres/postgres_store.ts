@@ -101,6 +101,8 @@ export class PostgresSessionStore implements SessionStore {
   readonly leases: PostgresLeases;
   #closing: Promise<void> | undefined;
   readonly #writes: GroupWriter;
+  /** Sessions whose appends are fenced (their agents' leases are held here), by session id. */
+  readonly #fences = new Map<string, Fence>();
 
   private constructor(
     sql: Sql,
@@ -177,7 +179,35 @@ export class PostgresSessionStore implements SessionStore {
 
   append(draft: EventDraft): Promise<SessionEvent> {
     if (this.#closing !== undefined) return Promise.reject(storeClosed(this.kind));
-    return this.#group.submit({ draft, token: undefined });
+    const fence = this.#fences.get(draft.session_id);
+    if (fence === undefined) return this.#group.submit({ draft, token: undefined });
+    if (fence.stale !== undefined) return Promise.reject(fence.stale);
+    const appended = this.#group.submit({ draft, token: fence.token });
+    appended.catch((error) => {
+      if (!(error instanceof TerretError && error.code === "StaleFencingToken")) return;
+      if (fence.stale !== undefined) return;
+      fence.stale = error;
+      fence.onStale(error);
+    });
+    return appended;
+  }
+
+  /**
+   * Routes every later {@linkcode append} to `sessionId` through {@linkcode appendFenced} under `lease` until the
+   * returned function is called (the agents service fences the sessions whose leases this node holds). The first
+   * append refused with `StaleFencingToken` calls `onStale` once; every later append to the session then rejects at
+   * once with the same error, so nothing more of this node reaches the session.
+   */
+  fence(
+    sessionId: string,
+    lease: Pick<Lease, "token">,
+    onStale: (error: TerretError) => void,
+  ): () => void {
+    const fence: Fence = { token: lease.token, stale: undefined, onStale };
+    this.#fences.set(sessionId, fence);
+    return () => {
+      if (this.#fences.get(sessionId) === fence) this.#fences.delete(sessionId);
+    };
   }
 
   /**
@@ -391,4 +421,11 @@ function failed(action: string, error: unknown): TerretError {
     ? `${message} (${code})`
     : message;
   return new TerretError("StoreFailed", `Cannot ${action}: ${why}`, { cause: error });
+}
+
+/** A fenced session: the token its appends carry, and the refusal once one was refused. */
+interface Fence {
+  readonly token: number;
+  stale: TerretError | undefined;
+  readonly onStale: (error: TerretError) => void;
 }

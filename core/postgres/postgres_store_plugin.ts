@@ -8,6 +8,8 @@ import { z } from "zod";
 import { TerretError } from "../errors.ts";
 import { SessionStoreKey } from "../sessions/store.ts";
 import { PostgresSessionStore } from "./postgres_store.ts";
+import { PostgresAgentLeases } from "./agent_leases.ts";
+import { AgentLeasesKey } from "../agents/agent_leases.ts";
 import { SCHEMA_NAME } from "./_schema.ts";
 
 /** The PostgreSQL store's config. */
@@ -24,6 +26,8 @@ export interface PostgresStoreConfig {
   readonly connect_timeout_seconds: number;
   /** This process's id in the fleet (random when unset). */
   readonly node_id?: string | undefined;
+  /** Seconds an agent's lease lasts unless renewed (how long a dead node's agents wait to be taken over). */
+  readonly lease_ttl_seconds: number;
 }
 
 /** The PostgreSQL store's config schema: exactly one of `url` and `url_env`. */
@@ -46,6 +50,10 @@ export const postgresStoreConfig: z.ZodType<PostgresStoreConfig> = z.object({
   node_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$/).optional().describe(
     "This process's id in the fleet, printed by trt serve and shown as its connections' application_name " +
       "(default: node- and 8 random hex digits, new at each start)",
+  ),
+  lease_ttl_seconds: z.number().min(0.1).max(3600).default(15).describe(
+    "Seconds an agent's lease lasts unless renewed (renewed every quarter of it while a turn runs): after a node " +
+      "dies, another node takes its agents over once it has passed",
   ),
 }).strict().refine((config) => (config.url === undefined) !== (config.url_env === undefined), {
   message: "give exactly one of url and url_env",
@@ -125,7 +133,7 @@ export const postgresStorePlugin: Plugin<PostgresStoreConfig> = definePlugin({
   name: "terret-store-postgres",
   description:
     "Session store in PostgreSQL (postgres.js, group commit, LISTEN/NOTIFY live tails): the fleet's shared store.",
-  provides: [SessionStoreKey],
+  provides: [SessionStoreKey, AgentLeasesKey],
   config: postgresStoreConfig,
   permissions: (config) => ({
     net: netOf(config.url),
@@ -142,5 +150,9 @@ export const postgresStorePlugin: Plugin<PostgresStoreConfig> = definePlugin({
     });
     ctx.effect(() => () => store.close(), "close postgres store");
     ctx.provide(SessionStoreKey, store);
+    ctx.provide(
+      AgentLeasesKey,
+      new PostgresAgentLeases(store, Math.round(config.lease_ttl_seconds * 1000)),
+    );
   },
 });

@@ -128,6 +128,10 @@ test("an agent's lease goes to one node at a time, and each new holder gets the 
     assert.deepStrictEqual([again?.owner, again?.token], ["node-a", 1]);
     assert.equal(await store.leases.release(first!), true);
     assert.equal(await store.leases.release(first!), false);
+    // A released lease is not orphaned; one that expired unreleased (its holder died) is.
+    assert.deepStrictEqual(await store.leases.orphaned(10), []);
+    await store.leases.acquire("dead", "node-c", 0);
+    assert.deepStrictEqual(await store.leases.orphaned(10), ["dead"]);
     const second = await store.leases.acquire("op", "node-b", 60_000);
     assert.deepStrictEqual([second?.owner, second?.token], ["node-b", 2]);
     assert.equal(await store.leases.renew(first!, 60_000), undefined);
