@@ -5,12 +5,10 @@
  * @module
  */
 import type { StoreStats } from "../sessions/store.ts";
+import type { GroupLimits, Settled } from "../sessions/_group_commit.ts";
 
-/** How one item of a group fared. */
-export type Outcome<R> = { readonly ok: true; readonly value: R } | {
-  readonly ok: false;
-  readonly error: unknown;
-};
+/** How one item of a group fared (the same shape as the synchronous stores' group commit). */
+export type Outcome<R> = Settled<R>;
 
 interface Pending<T, R> {
   readonly item: T;
@@ -18,15 +16,8 @@ interface Pending<T, R> {
   readonly reject: (error: unknown) => void;
 }
 
-/** Bounds on one group. */
-export interface AsyncGroupLimits<T> {
-  /** The most items in one group. */
-  readonly maxItems: number;
-  /** The most bytes in one group (an item larger than this goes alone). */
-  readonly maxBytes: number;
-  /** The size of an item in bytes. */
-  readonly sizeOf: (item: T) => number;
-}
+/** Bounds on one group (the same as the synchronous stores' group commit). */
+export type AsyncGroupLimits<T> = GroupLimits<T>;
 
 /**
  * Queues items and commits them in bounded groups, one group at a time: a group's items settle, in submission
