@@ -23,6 +23,7 @@ import { noneSandboxPlugin } from "@terret/exec/sandbox";
 import { JobsKey, jobsPlugin, shellPlugin, subprocessPlugin } from "@terret/exec/process";
 import { stdToolsPlugin } from "@terret/exec/tools";
 import { assertGolden } from "./fixtures/golden.ts";
+import { until } from "../exec/process/_testing.ts";
 
 interface Clock {
   ms: number;
@@ -61,14 +62,6 @@ async function stackOver(
     ...(options.sqlitePath === undefined ? {} : { sqlitePath: options.sqlitePath }),
     rows: execRows(dir, clock, options.jobs),
   });
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 async function tempDir(): Promise<string> {

@@ -10,15 +10,13 @@ import { type DockerSandbox, dockerSandboxPlugin } from "@terret/exec/sandbox";
 import { fsPlugin, workspacePlugin } from "@terret/exec/fs";
 import { JobsKey, jobsPlugin, subprocessPlugin } from "@terret/exec/process";
 import { dockerLane } from "../docker/lane.ts";
+import { until as waitUntil } from "../../exec/process/_testing.ts";
 
 const lane = await dockerLane();
 
-async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** The shared polling wait, with this file's deadline (a deadline, not a timing claim). */
+function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
+  return waitUntil(what, check, 30_000);
 }
 
 async function docker(...args: string[]): Promise<string> {

@@ -18,6 +18,7 @@ import {
   textReply,
 } from "@terret/core/testing";
 import { postgresLane } from "./cluster.ts";
+import { until as waitUntil } from "../../exec/process/_testing.ts";
 
 const lane = await postgresLane();
 const TTL_MS = 600;
@@ -49,13 +50,9 @@ async function node(
   return await createAgentStack({ adapter, store: { plugin: storeRow(url, name, paused) } });
 }
 
-/** Waits for `check` to hold, reading again until a deadline. */
-async function until(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** The shared polling wait, with this file's deadline (a deadline, not a timing claim). */
+function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
+  return waitUntil(what, check, 20_000);
 }
 
 const texts = (events: readonly SessionEvent[]): string[] =>
