@@ -142,7 +142,7 @@ Deno.test("a subagent type running trt acp: its permission requests are answered
     "turn/end",
   ]);
   assert.deepStrictEqual(writer[0]![1], meta("p.sub-1", "writer", "t1"));
-  assert.deepStrictEqual(writer[1]![1], { allow: ["Write"] });
+  assert.deepStrictEqual(writer[1]![1], { allow: ["Write"], ceiling: true });
   assert.deepStrictEqual(writer.slice(2).map(([, payload]) => payload), [
     { agent_id: "p.sub-1", provider: "acp" },
     { content: "Write a.txt" },
@@ -150,7 +150,7 @@ Deno.test("a subagent type running trt acp: its permission requests are answered
     { status: "completed" },
   ]);
   const reader = await shapes("p.sub-2");
-  assert.deepStrictEqual(reader[1]![1], { allow: ["Read"] });
+  assert.deepStrictEqual(reader[1]![1], { allow: ["Read"], ceiling: true });
   assert.deepStrictEqual(reader.slice(2).map(([, payload]) => payload), [
     { agent_id: "p.sub-2", provider: "acp" },
     { content: "Write b.txt" },

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { AgentDisposed, ApprovalsKey, Llm } from "@terret/core";
+import { ToolPolicyKey } from "@terret/core/tools";
 import { SubagentsService } from "@terret/core/subagents";
 import {
   type AgentStack,
@@ -152,6 +153,28 @@ Deno.test("golden: a child is denied a tool its parent's session narrowing remov
     ["Task"],
     ["Task"],
   ]);
+});
+
+Deno.test("a client's later policy/updated on a child narrows it but never widens it past the parent's share", async () => {
+  const parent = scriptedAdapter([toolCallsReply([task("t1", "Say hi")]), textReply("Ok.")]);
+  const child = scriptedAdapter([textReply("hi")]);
+  await using fx = await fixture(parent, child);
+  const agent = await fx.stack.agents.create({ agent_id: "p" });
+  // The floor allows Task and lookup; the parent's session narrows to Task alone, so the child's share is Task.
+  await fx.stack.sessions.append("p", { type: "policy/updated", payload: { allow: ["Task"] } });
+  agent.send("Go");
+  await agent.idle();
+  const policy = fx.stack.ctx.get(ToolPolicyKey);
+  const allowed = async (name: string) =>
+    (await policy.check(name, { session_id: "p.sub-1" })).allowed;
+  // What a client granted p* sends as set_policy on the child: everything the floor allows.
+  await fx.stack.sessions.append("p.sub-1", {
+    type: "policy/updated",
+    payload: { allow: ["Task", "lookup"] },
+  });
+  assert.deepStrictEqual([await allowed("Task"), await allowed("lookup")], [true, false]);
+  await fx.stack.sessions.append("p.sub-1", { type: "policy/updated", payload: { allow: [] } });
+  assert.deepStrictEqual([await allowed("Task"), await allowed("lookup")], [false, false]);
 });
 
 Deno.test("golden: a grandchild at the depth limit is refused a Task of its own", async () => {

@@ -239,10 +239,11 @@ export const ApprovalResolved: EmitEvent<{
 );
 
 /** `policy/updated`: the session's live allow list. */
-export const PolicyUpdated: EmitEvent<{ allow: string[] }> = durable(
+export const PolicyUpdated: EmitEvent<{ allow: string[]; ceiling?: boolean }> = durable(
   "policy/updated",
-  "The session's active allow-list patterns (it can only narrow the floor).",
-  z.looseObject({ allow: z.array(z.string()) }),
+  "The session's active allow-list patterns (it can only narrow the floor); `ceiling: true` also bounds every " +
+    "later policy/updated of the session (a subagent's share of its parent's tools).",
+  z.looseObject({ allow: z.array(z.string()), ceiling: z.boolean().optional() }),
 );
 
 /** Every durable event type DESIGN.md fixes, in its order. */

@@ -264,7 +264,12 @@ export class SubagentsService extends Service<SubagentsConfig> implements Subage
       },
       ...options,
     });
-    await sessions.append(childId, { type: "policy/updated", payload: { allow } }, options);
+    // A ceiling: a client granted the child's id may narrow it further, never widen it past the parent's share.
+    await sessions.append(
+      childId,
+      { type: "policy/updated", payload: { allow, ceiling: true } },
+      options,
+    );
   }
 
   async #result(sessions: Sessions, childId: string, type: SubagentType): Promise<SubagentResult> {

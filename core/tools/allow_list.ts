@@ -41,7 +41,8 @@ export interface PolicyCheckOptions {
  *
  * Contract: deny by default. A name is allowed when it matches a floor pattern and, when the session's log holds a
  * `policy/updated`, a pattern of the last one (a session policy only narrows; it can never admit what the floor
- * does not). Patterns are case-sensitive `fnmatch` globs. A session the log does not hold is denied. `check`
+ * does not) and a pattern of the last one marked `ceiling: true`, if any (a bound set when the session was made,
+ * such as a subagent's share of its parent's tools, that no later `policy/updated` can widen). Patterns are case-sensitive `fnmatch` globs. A session the log does not hold is denied. `check`
  * rejects only when `signal` aborts; a log read failure is a denial (`reason: "error"`).
  */
 export interface ToolPolicy {
@@ -119,7 +120,25 @@ export function noPolicyDenial(name: string): string {
     "is denied";
 }
 
-type Active = PatternSet | null;
+/**
+ * A session's active policy: the last `policy/updated`'s patterns, bounded by the last one marked `ceiling: true`
+ * (the same set when that one is the last).
+ */
+class SessionPolicySet {
+  constructor(readonly active: PatternSet, readonly ceiling: PatternSet | undefined) {}
+
+  /** The last `policy/updated`'s patterns. */
+  get patterns(): readonly string[] {
+    return this.active.patterns;
+  }
+
+  /** True when both the last policy and the ceiling admit `name`. */
+  test(name: string): boolean {
+    return this.active.test(name) && (this.ceiling === undefined || this.ceiling.test(name));
+  }
+}
+
+type Active = SessionPolicySet | null;
 
 /** The predicate that admits nothing (an unknown session, an unreadable policy). */
 const ADMIT_NONE = (_name: string): boolean => false;
@@ -171,7 +190,7 @@ export class ToolAllowList extends Service<AllowListConfig> implements ToolPolic
   #projection: SessionProjection<Active> | undefined;
   /** The predicate of each active session set (`null`: the floor alone), valid while its floor is the current one. */
   readonly #admits = new WeakMap<
-    PatternSet,
+    SessionPolicySet | PatternSet,
     { readonly floor: PatternSet; readonly admit: (name: string) => boolean }
   >();
 
@@ -275,8 +294,11 @@ function createPolicyProjection(
   return new SessionProjection<Active>(owner.ctx, sessions, {
     types: ["policy/updated"],
     initial: () => null,
-    fold: (_state, event: SessionEvent) =>
-      new PatternSet((event.payload as { allow: readonly string[] }).allow),
+    fold: (state, event: SessionEvent) => {
+      const payload = event.payload as { allow: readonly string[]; ceiling?: unknown };
+      const active = new PatternSet(payload.allow);
+      return new SessionPolicySet(active, payload.ceiling === true ? active : state?.ceiling);
+    },
     maxSessions: config.cache_sessions,
     label: "tools.allow: session policies",
   });

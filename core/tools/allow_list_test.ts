@@ -197,6 +197,52 @@ Deno.test("a session's last policy/updated narrows the floor for that session on
   assert.deepStrictEqual(await tools.offered({ ctx, session_id: "s2" }), []);
 });
 
+Deno.test("a ceiling policy/updated bounds every later one: a later policy can narrow below it, never widen past it", async () => {
+  const { ctx, sessions, allowList, tools } = await mount(["Read", "Grep", "Glob", "Bash"]);
+  await using _ = ctx;
+  for (const name of ["Read", "Grep", "Glob", "Bash"]) {
+    tools.register(ctx, scriptedTool(name).definition);
+  }
+  await sessions.append("s1", {
+    type: "policy/updated",
+    payload: { allow: ["Read", "Grep"], ceiling: true },
+  });
+  await sessions.append("s1", { type: "policy/updated", payload: { allow: ["*"] } });
+  assert.deepStrictEqual(await verdicts(allowList!, "s1", ["Read", "Grep", "Glob", "Bash"]), [
+    "Read: allowed",
+    "Grep: allowed",
+    "Glob: session",
+    "Bash: session",
+  ]);
+  assert.deepStrictEqual(
+    (await tools.offered({ ctx, session_id: "s1" })).map((schema) => schema.name),
+    ["Grep", "Read"],
+  );
+  await sessions.append("s1", { type: "policy/updated", payload: { allow: ["Grep", "Bash"] } });
+  assert.deepStrictEqual(await verdicts(allowList!, "s1", ["Read", "Grep", "Bash"]), [
+    "Read: session",
+    "Grep: allowed",
+    "Bash: session",
+  ]);
+  assert.deepStrictEqual(await allowList!.sessionPolicy("s1"), ["Grep", "Bash"]);
+  // A new ceiling replaces the old one (it is the session's own narrowing, written by whoever made it).
+  await sessions.append("s1", {
+    type: "policy/updated",
+    payload: { allow: ["Bash"], ceiling: true },
+  });
+  assert.deepStrictEqual(await verdicts(allowList!, "s1", ["Grep", "Bash"]), [
+    "Grep: session",
+    "Bash: allowed",
+  ]);
+  // A restart rebuilds the ceiling from the log.
+  await allowList!.reconfigure({ allow: ["Read", "Grep", "Glob", "Bash"], cache_sessions: 1 });
+  await sessions.append("s1", { type: "policy/updated", payload: { allow: ["Read", "Bash"] } });
+  assert.deepStrictEqual(await verdicts(allowList!, "s1", ["Read", "Bash"]), [
+    "Read: session",
+    "Bash: allowed",
+  ]);
+});
+
 Deno.test("the session policy is read once, then updated log-first by a new policy/updated without another read", async () => {
   const { ctx, sessions, allowList, store } = await mount(["*"]);
   await using _ = ctx;
