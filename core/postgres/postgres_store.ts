@@ -136,6 +136,7 @@ export class PostgresSessionStore implements SessionStore {
       this.#s,
       this.#channel,
       (heads) => this.#remote.encode(heads),
+      node,
     );
   }
 
