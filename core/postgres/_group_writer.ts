@@ -30,6 +30,7 @@ export class GroupWriter {
   readonly #s: string;
   readonly #channel: string;
   readonly #encode: (heads: readonly (readonly [string, number])[]) => string[];
+  readonly #node: string;
 
   /**
    * @param connect makes a client of one connection (`max: 1`), so `BEGIN` and `COMMIT` frame the statements between
@@ -39,6 +40,7 @@ export class GroupWriter {
    * @param quotedSchema the schema, quoted
    * @param channel the `NOTIFY` channel
    * @param encode the notification payloads for the heads a group advanced
+   * @param node this process's node id, stored with every event it appends
    */
   constructor(
     connect: () => Sql,
@@ -46,6 +48,7 @@ export class GroupWriter {
     quotedSchema: string,
     channel: string,
     encode: (heads: readonly (readonly [string, number])[]) => string[],
+    node: string,
   ) {
     this.#connect = connect;
     this.#timeoutMs = timeoutMs;
@@ -53,6 +56,7 @@ export class GroupWriter {
     this.#s = quotedSchema;
     this.#channel = channel;
     this.#encode = encode;
+    this.#node = node;
   }
 
   /**
@@ -133,6 +137,7 @@ export class GroupWriter {
       const heads = new Map<string, number>(locked.map((row) => [row[0], Number(row[1])]));
       const txid = String(locked[0]?.[2]);
       const payloads: string[] = [];
+      const fencing: (number | null)[] = [];
       for (const { draft, token } of appends) {
         const head = heads.get(draft.session_id) ?? 0;
         if (token !== undefined && tokens.get(draft.session_id) !== token) {
@@ -154,6 +159,7 @@ export class GroupWriter {
         heads.set(draft.session_id, head + 1);
         committed.push(event);
         payloads.push(draft.payload_json);
+        fencing.push(token ?? null);
         outcomes.push({ ok: true, value: event });
       }
       if (committed.length === 0) {
@@ -170,7 +176,7 @@ export class GroupWriter {
             "AS v(session_id, head) WHERE h.session_id = v.session_id AND txid_current()::text = $3",
           [advanced.map((a) => a[0]), advanced.map((a) => a[1]), txid],
         ),
-        this.insert(writer, committed, payloads, txid),
+        this.insert(writer, committed, payloads, txid, fencing),
         this.notify(writer, advanced, txid),
         writer.unsafe("COMMIT"),
       ]);
@@ -193,21 +199,23 @@ export class GroupWriter {
   }
 
   /**
-   * Inserts events in one statement (arrays unnested server-side); with `txid`, only inside that transaction (outside
-   * it, none).
+   * Inserts events in one statement (arrays unnested server-side), each stored with this node and its fencing token
+   * (`fencing[i]`, NULL when absent or unfenced); with `txid`, only inside that transaction (outside it, none).
    */
   insert(
     tx: Runner,
     events: readonly SessionEvent[],
     payloads: readonly string[],
     txid?: string,
+    fencing?: readonly (number | null)[],
   ): postgres.PendingQuery<postgres.Row[]> {
     return prepared(
       tx,
-      `INSERT INTO ${this.#s}.session_events (session_id, seq, id, at, type, parent_id, payload) ` +
-        "SELECT session_id, seq, id, at, type, parent_id, payload::json FROM unnest($1::text[], $2::bigint[], " +
-        "$3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) " +
-        "AS v(session_id, seq, id, at, type, parent_id, payload) " +
+      `INSERT INTO ${this.#s}.session_events ` +
+        "(session_id, seq, id, at, type, parent_id, payload, node, fencing_token) " +
+        "SELECT session_id, seq, id, at, type, parent_id, payload::json, $9::text, fencing_token " +
+        "FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], " +
+        "$10::bigint[]) AS v(session_id, seq, id, at, type, parent_id, payload, fencing_token) " +
         "WHERE $8::text IS NULL OR txid_current()::text = $8",
       [
         events.map((e) => e.session_id),
@@ -218,6 +226,8 @@ export class GroupWriter {
         events.map((e) => e.parent_id),
         payloads as string[],
         txid ?? null,
+        this.#node,
+        events.map((_, i) => fencing?.[i] ?? null),
       ],
     );
   }

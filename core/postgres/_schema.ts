@@ -33,6 +33,10 @@ export const MIGRATIONS: readonly string[] = [
     expires_at timestamptz NOT NULL,
     token bigint NOT NULL
   );`,
+  // Who appended each event: the node, and the fencing token of a fenced append (NULL for an unfenced one), so the
+  // log itself shows that no two nodes appended to a session under different tokens at once.
+  `
+  ALTER TABLE {s}.session_events ADD COLUMN node text, ADD COLUMN fencing_token bigint;`,
 ];
 
 /** The schema version this code writes and reads. */

@@ -55,6 +55,14 @@ export interface PostgresStoreOptions {
    * append fails after this rather than waiting for it to come back.
    */
   readonly commitTimeoutMs?: number;
+  /**
+   * How long a transaction of this store may wait on this process, in milliseconds, before PostgreSQL ends its
+   * connection (`idle_in_transaction_session_timeout`; default 15,000). A group commit holds its sessions' head rows
+   * and their agents' lease rows locked between its two round trips: a process paused or stalled there (SIGSTOP, a
+   * partition) would keep every other node from taking its agents over until it resumes. The fleet sets it to the
+   * lease ttl.
+   */
+  readonly idleInTransactionMs?: number;
   /** Whether to `LISTEN` for other processes' commits (default true). */
   readonly listen?: boolean;
   /** Where listener failures and unreadable rows are reported. */
@@ -136,6 +144,7 @@ export class PostgresSessionStore implements SessionStore {
       this.#s,
       this.#channel,
       (heads) => this.#remote.encode(heads),
+      node,
     );
   }
 
@@ -162,7 +171,10 @@ export class PostgresSessionStore implements SessionStore {
         connect_timeout: options.connectTimeoutSeconds ?? 10,
         idle_timeout: 60,
         onnotice: () => {},
-        connection: { application_name: `terret ${node}`.slice(0, 63) },
+        connection: {
+          application_name: `terret ${node}`.slice(0, 63),
+          idle_in_transaction_session_timeout: options.idleInTransactionMs ?? 15_000,
+        },
       });
     const sql = client(options.poolSize ?? 4);
     try {

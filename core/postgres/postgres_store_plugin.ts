@@ -146,6 +146,8 @@ export const postgresStorePlugin: Plugin<PostgresStoreConfig> = definePlugin({
       poolSize: config.pool_size,
       connectTimeoutSeconds: config.connect_timeout_seconds,
       ...(config.node_id === undefined ? {} : { node: config.node_id }),
+      // A node paused in the middle of a group commit holds its agents' lease rows: released after one ttl.
+      idleInTransactionMs: Math.round(config.lease_ttl_seconds * 1000),
       logger: ctx.logger,
     });
     ctx.effect(() => () => store.close(), "close postgres store");

@@ -12,6 +12,7 @@ import { type Frame, WsClient } from "../ws/_clients.ts";
 import { serve } from "../ws/_serve.ts";
 import { writeTree } from "../fixtures/composition/tree.ts";
 import { postgresLane } from "./cluster.ts";
+import { assertOneWriterAtATime, nodePatch, writtenRows } from "./_fleet_nodes.ts";
 
 const lane = await postgresLane();
 const url = lane.cluster === undefined ? "" : await lane.cluster.createDatabase("failover");
@@ -22,31 +23,15 @@ const eventOf = (frame: Frame): SessionEvent => frame.event as SessionEvent;
 const isType = (type: string) => (frame: Frame): boolean =>
   frame.type === "event" && eventOf(frame).type === type;
 
-async function nodePatch(dir: string, node: string, model: string): Promise<string> {
-  await Deno.mkdir(`${dir}/work`, { recursive: true });
-  const path = `${dir}/node.yml`;
-  await Deno.writeTextFile(
-    path,
-    [
-      "rows:",
-      "  - id: sessions.store",
-      "    plugin: terret-store-postgres",
-      `    config: { url: "${url}", node_id: ${node}, lease_ttl_seconds: ${LEASE_TTL_SECONDS} }`,
-      "  - id: workspace",
-      `    config: { dirs: [${dir}/work] }`,
-      "  - id: sandbox",
-      "    plugin: sandbox-none",
-      "    config: { acknowledge_unsandboxed: true }",
-      "  - id: llm.main",
-      `    config: { model: test/model, base_url: ${model}, api_key: sk-test, max_retries: 0 }`,
-      "  - id: titles",
-      "    config: { auto: false }",
-      "  - id: interfaces.ws",
-      `    config: { port: 0, tokens: [{ token: ${TOKEN}, agents: ["*"] }] }`,
-      "",
-    ].join("\n"),
-  );
-  return path;
+function nodePatchOf(dir: string, node: string, model: string): Promise<string> {
+  return nodePatch(dir, {
+    url,
+    node,
+    model,
+    token: TOKEN,
+    workspace: `${dir}/work`,
+    leaseTtlSeconds: LEASE_TTL_SECONDS,
+  });
 }
 
 Deno.test({
@@ -62,10 +47,10 @@ Deno.test({
       { body: sse(chunk({ role: "assistant", content: "Half an answer.\n" })), end: "hold" },
       sseResponse(textTurn(["Answered on node B."])),
     );
-    const a = await serve(treeA.dir, [await nodePatch(treeA.dir, "node-a", model.url)]);
+    const a = await serve(treeA.dir, [await nodePatchOf(treeA.dir, "node-a", model.url)]);
     let aAlive = true;
     try {
-      const b = await serve(treeB.dir, [await nodePatch(treeB.dir, "node-b", model.url)]);
+      const b = await serve(treeB.dir, [await nodePatchOf(treeB.dir, "node-b", model.url)]);
       try {
         const stream = (port: number) => `ws://127.0.0.1:${port}/v1/agents/op/stream`;
         const onA = await WsClient.open(stream(a.port), { token: TOKEN });
@@ -114,6 +99,9 @@ Deno.test({
         } finally {
           await store.close();
         }
+        // The log names its writers: node A under its token until it died, then node B under a greater one.
+        const writers = assertOneWriterAtATime(await writtenRows(url, ["op"]));
+        assert.deepStrictEqual(writers.map((writer) => writer.node), ["node-a", "node-b"]);
         await onB.close();
       } finally {
         assert.equal((await b.stop()).code, 0);

@@ -11,6 +11,7 @@ import { type Frame, WsClient } from "../ws/_clients.ts";
 import { serve } from "../ws/_serve.ts";
 import { writeTree } from "../fixtures/composition/tree.ts";
 import { postgresLane } from "./cluster.ts";
+import { nodePatch } from "./_fleet_nodes.ts";
 
 const lane = await postgresLane();
 const url = lane.cluster === undefined ? "" : await lane.cluster.createDatabase("fleet");
@@ -20,34 +21,17 @@ const eventOf = (frame: Frame): SessionEvent => frame.event as SessionEvent;
 const isType = (type: string) => (frame: Frame): boolean =>
   frame.type === "event" && eventOf(frame).type === type;
 
-async function nodePatch(dir: string, node: string, model: string): Promise<string> {
-  await Deno.mkdir(`${dir}/work`, { recursive: true });
+async function nodePatchOf(dir: string, node: string, model: string): Promise<string> {
+  const patch = await nodePatch(dir, {
+    url,
+    node,
+    model,
+    token: TOKEN,
+    workspace: `${dir}/work`,
+    allow: ["Read"],
+  });
   await Deno.writeTextFile(`${dir}/work/notes.txt`, "fleet notes\n");
-  const path = `${dir}/node.yml`;
-  await Deno.writeTextFile(
-    path,
-    [
-      "rows:",
-      "  - id: sessions.store",
-      "    plugin: terret-store-postgres",
-      `    config: { url: "${url}", node_id: ${node} }`,
-      "  - id: workspace",
-      `    config: { dirs: [${dir}/work] }`,
-      "  - id: sandbox",
-      "    plugin: sandbox-none",
-      "    config: { acknowledge_unsandboxed: true }",
-      "  - id: llm.main",
-      `    config: { model: test/model, base_url: ${model}, api_key: sk-test, max_retries: 0 }`,
-      "  - id: tools.allow",
-      "    config: { allow: [Read] }",
-      "  - id: titles",
-      "    config: { auto: false }",
-      "  - id: interfaces.ws",
-      `    config: { port: 0, tokens: [{ token: ${TOKEN}, agents: ["*"] }] }`,
-      "",
-    ].join("\n"),
-  );
-  return path;
+  return patch;
 }
 
 Deno.test({
@@ -68,9 +52,9 @@ Deno.test({
       ),
       sseResponse(textTurn(["The notes ", "say fleet."])),
     );
-    const a = await serve(treeA.dir, [await nodePatch(treeA.dir, "node-a", model.url)]);
+    const a = await serve(treeA.dir, [await nodePatchOf(treeA.dir, "node-a", model.url)]);
     try {
-      const b = await serve(treeB.dir, [await nodePatch(treeB.dir, "node-b", model.url)]);
+      const b = await serve(treeB.dir, [await nodePatchOf(treeB.dir, "node-b", model.url)]);
       try {
         const shown = `postgres://terret@127.0.0.1:${lane.cluster!.port}/fleet`;
         for (const [served, node] of [[a, "node-a"], [b, "node-b"]] as const) {
@@ -156,7 +140,7 @@ Deno.test({
   ignore: lane.skip !== undefined,
   fn: async () => {
     await using tree = await writeTree({});
-    const patch = await nodePatch(tree.dir, "node-down", "http://127.0.0.1:9");
+    const patch = await nodePatchOf(tree.dir, "node-down", "http://127.0.0.1:9");
     // The same cluster's port with the server stopped would race the other tests; a port nobody listens on is down.
     const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
     const port = (listener.addr as Deno.NetAddr).port;
@@ -181,7 +165,7 @@ Deno.test({
   ignore: lane.skip !== undefined,
   fn: async () => {
     await using tree = await writeTree({});
-    const patch = await nodePatch(tree.dir, "node-doctor", "http://127.0.0.1:9");
+    const patch = await nodePatchOf(tree.dir, "node-doctor", "http://127.0.0.1:9");
     const fresh = await lane.cluster!.createDatabase("doctor");
     await Deno.writeTextFile(patch, (await Deno.readTextFile(patch)).replace(url, fresh));
     const doctor = async (): Promise<string[]> => {
@@ -199,7 +183,7 @@ Deno.test({
     assert.match(before[0]!, reaches);
     assert.match(
       before[1]!,
-      /^ok +postgres sessions\.store: row "sessions\.store": schema "terret" is at version 0; the store migrates it to 2 when it opens$/,
+      /^ok +postgres sessions\.store: row "sessions\.store": schema "terret" is at version 0; the store migrates it to 3 when it opens$/,
     );
     assert.match(before[2]!, skew);
     // Opening the store migrates the schema; the doctor then reads the current version.
@@ -209,7 +193,7 @@ Deno.test({
     assert.match(after[0]!, reaches);
     assert.match(
       after[1]!,
-      /^ok +postgres sessions\.store: row "sessions\.store": schema "terret" is at version 2$/,
+      /^ok +postgres sessions\.store: row "sessions\.store": schema "terret" is at version 3$/,
     );
     assert.match(after[2]!, skew);
   },
