@@ -31,8 +31,9 @@
  * N agents each run one 3-step turn at once, divided by N, for N = 100 and 500, each in a fresh process.
  *
  * With `--breakdown`, two more Terret workers join the rounds: `terret-a` without the scrubber rows (redaction and
- * credentials), `terret-b` with the core rows only (also without fs, subprocess, shell, terminals, the standard
- * tools and the socket), and the ratios between them say what those rows cost per step.
+ * credentials), `terret-b` with the core rows only (also without fs, subprocess, shell, terminals, jobs, the ACP
+ * subagents, the standard tools and the socket: jobs and the ACP subagents need a subprocess), and the ratios between
+ * them say what those rows cost per step.
  *
  * With `--telemetry`, Terret without the `telemetry` row joins the rounds: the ratio is what the row costs per step
  * when it is off (`OTEL_DENO` unset, as here).
@@ -78,7 +79,7 @@ type Harness = "terret" | "pi" | "fetch" | "durable" | Variant;
 /** The `--breakdown` variants: without the scrubber rows; with the core rows only (no exec, standard tools, socket). */
 const VARIANTS: readonly Variant[] = [
   "terret:redaction,credentials",
-  "terret:redaction,credentials,fs,subprocess,shell,terminals,tools.std,interfaces.ws",
+  "terret:redaction,credentials,fs,subprocess,shell,terminals,jobs,subagents.acp,tools.std,interfaces.ws",
 ];
 /** `--telemetry`: Terret without the telemetry row; terret / it is what the row costs per step when it is off. */
 const NO_TELEMETRY: Variant = "terret:telemetry";
@@ -913,7 +914,7 @@ function report(
         cpu("durable", "fetch")
       }x`,
   );
-  if (TIMED.includes(VARIANTS[0]!)) {
+  if (VARIANTS.every((variant) => TIMED.includes(variant))) {
     const [a, b] = VARIANTS as [Variant, Variant];
     console.log(
       `  breakdown: terret / terret-a (the scrubber rows) p50 ${

@@ -125,6 +125,19 @@ export class HistoryCache {
     }
   }
 
+  /**
+   * True when `messages` is exactly the session's cached history: the very frozen messages, in order, this cache
+   * projected from the persisted events `1..seq` it covers (no read in flight). Reads nothing from the store.
+   */
+  holds(sessionId: string, messages: readonly Message[]): boolean {
+    const entry = this.#entries.get(sessionId);
+    if (entry === undefined || entry.pending !== undefined) return false;
+    const cached = entry.messages;
+    if (cached.length !== messages.length) return false;
+    for (let i = 0; i < cached.length; i++) if (cached[i] !== messages[i]) return false;
+    return true;
+  }
+
   /** Forgets every entry (the projection table changed). */
   clear(): void {
     this.#entries.clear();

@@ -339,6 +339,12 @@ export class SessionLog implements Sessions {
     sessionId: string,
     options: DeriveFromLogOptions = {},
   ): Promise<InvariantReport> {
+    // The outbound list is the cache's own history (the loop's case): the very frozen messages projected from the
+    // persisted events the cache covers, so it is their derivation by construction, proven without another head read.
+    if (options.upto === undefined && this.#histories.holds(sessionId, outbound)) {
+      options.signal?.throwIfAborted();
+      return this.#matched(outbound);
+    }
     const derived = await this.deriveMessages(sessionId, options);
     // The same (cache-produced, deeply frozen) messages in the same order cannot digest differently: identity is the
     // stronger check, and the report's digests are then computed only if someone reads them.

@@ -58,6 +58,36 @@ Deno.test("assertInvariant() in development throws LogInvariantViolation naming 
   await ctx.dispose();
 });
 
+Deno.test("assertInvariant() proves the cache's own history without reading the head again, and still flags a list the log moved past", async () => {
+  const ctx = createContext({ mode: "development", logger: createMemoryLogger() });
+  let heads = 0;
+  const store = new MemorySessionStore();
+  const head = store.head.bind(store);
+  store.head = (sessionId) => {
+    heads++;
+    return head(sessionId);
+  };
+  const log = new SessionLog(ctx, store);
+  await log.create({ session_id: "s" });
+  await log.append("s", { type: "user/message", payload: { content: "a" } });
+  const derived = await log.deriveMessages("s");
+  const read = heads;
+  assert.equal((await log.assertInvariant(derived, "s")).ok, true);
+  assert.equal(heads, read, "the cache's own list is proven without a head read");
+  // Equal by value but not the cache's objects: compared with a fresh derivation (one head read).
+  assert.equal((await log.assertInvariant(structuredClone(derived), "s")).ok, true);
+  assert.equal(heads, read + 1);
+  // The log moved past the list: the cache no longer holds it, and the fresh derivation flags it.
+  await log.append("s", { type: "user/message", payload: { content: "b" } });
+  await assert.rejects(log.assertInvariant(derived, "s"), (error: unknown) => {
+    assert.ok(error instanceof TerretError);
+    assert.equal(error.code, "LogInvariantViolation");
+    assert.equal(error.details?.first_difference, 1);
+    return true;
+  });
+  await ctx.dispose();
+});
+
 Deno.test("scrubbers run over content values and content keys, never over structural fields, until disposed", async () => {
   const ctx = createContext({ mode: "test" });
   const log = new SessionLog(ctx, new MemorySessionStore());

@@ -129,7 +129,10 @@ export interface Sessions {
   /**
    * Checks an outbound message list against `deriveMessages` from the log (digests of canonical JSON). On a
    * mismatch it throws `LogInvariantViolation` in development and test, and in production logs and emits
-   * `sessions/invariant_violated`; either way the report says what was compared.
+   * `sessions/invariant_violated`; either way the report says what was compared. A list that is the very history
+   * the service's cache derived from the persisted events (the same frozen messages, in order: what
+   * `deriveMessages` returned, when nothing was committed since) is proven by identity without reading the store
+   * again; any other list is compared with a fresh `deriveMessages`.
    */
   assertInvariant(
     outbound: readonly Message[],
