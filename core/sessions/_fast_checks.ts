@@ -164,7 +164,9 @@ export const FAST_CHECKS: ReadonlyMap<EventDefinition, FastCheck> = new Map<
   ],
   [
     PolicyUpdated,
-    (p) => isObject(p) && Array.isArray(p.allow) && p.allow.every((x) => typeof x === "string"),
+    (p) =>
+      isObject(p) && Array.isArray(p.allow) && p.allow.every((x) => typeof x === "string") &&
+      (p.ceiling === undefined || typeof p.ceiling === "boolean"),
   ],
 ] as [EventDefinition, FastCheck][]);
 

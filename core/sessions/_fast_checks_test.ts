@@ -108,7 +108,10 @@ const PAYLOADS: Record<string, fc.Arbitrary<unknown>> = {
     decision: fc.constantFrom("allow", "deny"),
     reason: fc.string(),
   }),
-  "policy/updated": shape({ allow: fc.array(fc.oneof(fc.string(), anyJson), { maxLength: 3 }) }),
+  "policy/updated": shape({
+    allow: fc.array(fc.oneof(fc.string(), anyJson), { maxLength: 3 }),
+    ceiling: fc.oneof(fc.boolean(), anyJson),
+  }),
   "input/queued": shape({
     kind: fc.constantFrom("message", "steer", "other"),
     content,
