@@ -200,6 +200,7 @@ Deno.test({
       await Promise.race([everyAgentHeldOrEnded, Promise.all(running)]);
       for (const agent of held) if (!ended.has(agent)) affected.add(agent);
       assert.ok(affected.size > 0, "no turn was in flight on the victim");
+      const endedBeforeKill = new Set(ended);
       killed = true;
       killedAt = performance.now();
       await served[VICTIM]!.kill();
@@ -216,11 +217,14 @@ Deno.test({
       );
 
       // Every turn completed, and each client saw seqs 1, 2, … with no gap and no duplicate across its nodes.
-      for (const { agent, events, nodes } of driven) {
+      for (const [i, { agent, events, nodes }] of driven.entries()) {
         assert.deepStrictEqual(events.at(-1)!.payload, { status: "completed" }, agent);
         assert.deepStrictEqual(events.map((e) => e.seq), events.map((_, i) => i + 1), agent);
-        assert.equal(nodes.length, affected.has(agent) ? 2 : 1, agent);
-        assert.ok(!affected.has(agent) || nodes[1] !== VICTIM, agent);
+        // A client reconnects when its own node died under it. The node running an agent need not be the one
+        // its client is on (a lease renewed late under load is taken over by another node), so an affected
+        // turn's client may have stayed where it was, tailing the store.
+        const lostItsNode = placed[i] === VICTIM && !endedBeforeKill.has(agent);
+        assert.deepStrictEqual(nodes, lostItsNode ? [VICTIM, reconnectTo[i]] : [placed[i]], agent);
         assert.equal(
           events.filter((e) => e.type === "tool/result").length,
           2,
