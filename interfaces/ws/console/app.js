@@ -23,6 +23,12 @@
     retry: 0,
     timer: null,
     poll: null,
+    items: [],
+    heights: [],
+    nodes: new Map(),
+    follow: true,
+    autoTop: -1,
+    painting: false,
   };
 
   function show(view) {
@@ -134,7 +140,7 @@
     state.lastSeq = 0;
     state.streaming = null;
     state.tools = {};
-    $("lines").replaceChildren();
+    resetLines();
     $("approvals").replaceChildren();
     $("actions-log").replaceChildren();
     $("agent-name").textContent = agentId;
@@ -266,27 +272,91 @@
     }
   }
 
-  // One layout per batch of events, not one per event: a replay of thousands renders in one pass.
-  function scrollDown() {
-    if (state.scrolling) return;
-    state.scrolling = true;
-    setTimeout(function () {
-      state.scrolling = false;
-      const box = $("lines");
-      box.scrollTop = box.scrollHeight;
-      $("seq").textContent = "seq " + state.lastSeq;
-    }, 16);
+  // The transcript is virtualized: every line lives in `state.items` (a compact model: kind, seq, the text it shows),
+  // and only the lines in view plus OVERSCAN on each side are in the DOM, between two spacers whose heights stand
+  // for the lines above and below (measured once rendered, estimated before). One paint per animation frame.
+  const OVERSCAN = 60;
+  const ESTIMATE = 26;
+  function resetLines() {
+    state.items = [];
+    state.heights = [];
+    state.nodes = new Map();
+    state.follow = true;
+    $("rows").replaceChildren();
+    $("above").style.height = "0px";
+    $("below").style.height = "0px";
   }
-  function line(cls, label, seq) {
-    const node = el("div", "line " + cls);
-    if (seq !== undefined) node.dataset.seq = String(seq);
-    if (label) node.appendChild(el("span", "label", label));
-    $("lines").appendChild(node);
-    return node;
+  function schedule() {
+    if (state.painting) return;
+    state.painting = true;
+    requestAnimationFrame(paint);
+  }
+  function heightOf(i) {
+    const h = state.heights[i];
+    return h === undefined ? ESTIMATE : h;
+  }
+  function paint() {
+    state.painting = false;
+    const box = $("lines");
+    const items = state.items;
+    const n = items.length;
+    const view = box.clientHeight || 400;
+    let total = 0;
+    for (let i = 0; i < n; i++) total += heightOf(i);
+    const top = state.follow ? Math.max(0, total - view) : box.scrollTop;
+    let first = 0;
+    let acc = 0;
+    while (first < n && acc + heightOf(first) <= top) acc += heightOf(first++);
+    let last = first;
+    let bottom = acc;
+    while (last < n && bottom < top + view) bottom += heightOf(last++);
+    const start = Math.max(0, first - OVERSCAN);
+    const end = Math.min(n, last + OVERSCAN);
+    let above = 0;
+    for (let i = 0; i < start; i++) above += heightOf(i);
+    const nodes = [];
+    const kept = new Map();
+    for (let i = start; i < end; i++) {
+      const item = items[i];
+      let cached = state.nodes.get(item);
+      if (cached === undefined || cached.v !== item.v) cached = { v: item.v, node: build(item) };
+      kept.set(item, cached);
+      nodes.push(cached.node);
+    }
+    state.nodes = kept;
+    const rows = $("rows");
+    let same = rows.children.length === nodes.length;
+    for (let i = 0; same && i < nodes.length; i++) same = rows.children[i] === nodes[i];
+    if (!same) rows.replaceChildren.apply(rows, nodes);
+    for (let i = 0; i < nodes.length; i++) state.heights[start + i] = nodes[i].offsetHeight;
+    let below = 0;
+    for (let i = end; i < n; i++) below += heightOf(i);
+    $("above").style.height = above + "px";
+    $("below").style.height = below + "px";
+    if (state.follow) {
+      box.scrollTop = box.scrollHeight;
+      state.autoTop = box.scrollTop;
+    }
+    $("seq").textContent = "seq " + state.lastSeq;
+  }
+  function onScroll() {
+    const box = $("lines");
+    if (Math.abs(box.scrollTop - state.autoTop) < 1) return; // the paint's own scroll to the bottom
+    state.follow = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
+    schedule();
+  }
+  function add(item) {
+    item.v = 0;
+    state.items.push(item);
+    schedule();
+    return item;
+  }
+  function touch(item) {
+    item.v++;
+    schedule();
   }
   function notice(text) {
-    line("notice", null).appendChild(el("span", "text", text));
-    scrollDown();
+    add({ k: "notice", text: text });
   }
   function contentText(content) {
     if (typeof content === "string") return content;
@@ -306,19 +376,17 @@
     }
   }
 
-  function isEdit(p) {
-    const a = p.args;
+  function isEdit(name, a) {
     if (a === null || typeof a !== "object" || typeof a.file_path !== "string") return false;
-    if (p.name === "Edit") {
+    if (name === "Edit") {
       return typeof a.old_string === "string" && typeof a.new_string === "string";
     }
-    return p.name === "Write" && typeof a.content === "string";
+    return name === "Write" && typeof a.content === "string";
   }
   // Edit and Write as a line diff: the common leading and trailing lines as context, the rest removed and added.
-  function diffView(p) {
-    const a = p.args;
-    const before = p.name === "Edit" ? a.old_string.split("\n") : [];
-    const after = (p.name === "Edit" ? a.new_string : a.content).split("\n");
+  function diffView(name, a) {
+    const before = name === "Edit" ? a.old_string.split("\n") : [];
+    const after = (name === "Edit" ? a.new_string : a.content).split("\n");
     let head = 0;
     while (head < before.length && head < after.length && before[head] === after[head]) head++;
     let tail = 0;
@@ -348,23 +416,97 @@
     return view;
   }
 
+  // A <details> whose open state lives in the model, so it survives the line leaving the DOM and coming back.
+  function collapsible(item, key, cls, summary, text) {
+    const details = el("details", cls);
+    details.appendChild(el("summary", null, summary));
+    details.appendChild(el("pre", null, text));
+    if (item[key]) details.open = true;
+    details.addEventListener("toggle", function () {
+      item[key] = details.open;
+      schedule();
+    });
+    return details;
+  }
+
+  /** Builds the DOM of one model line; every text from the model or a tool goes through textContent. */
+  function build(item) {
+    const line = function (cls, label) {
+      const node = el("div", "line " + cls);
+      if (item.seq !== undefined) node.dataset.seq = String(item.seq);
+      if (label) node.appendChild(el("span", "label", label));
+      return node;
+    };
+    let node;
+    switch (item.k) {
+      case "user":
+      case "steer":
+        node = line(item.k, item.k);
+        node.appendChild(el("div", "text", item.text));
+        return node;
+      case "assistant":
+        node = line(item.streaming ? "assistant streaming" : "assistant", "assistant");
+        node.appendChild(el("div", "text", item.text));
+        return node;
+      case "thinking":
+        node = line("thinking-line", null);
+        node.appendChild(collapsible(item, "open", "thinking", "thinking", item.text));
+        return node;
+      case "tool":
+        node = line("tool", "tool " + item.name);
+        if (isEdit(item.name, item.args)) node.appendChild(diffView(item.name, item.args));
+        else node.appendChild(el("pre", "args", pretty(item.args)));
+        if (item.result !== null) {
+          node.appendChild(collapsible(
+            item,
+            "open",
+            item.error ? "result error" : "result",
+            item.error ? "error result" : "result",
+            item.result,
+          ));
+        }
+        return node;
+      case "turn-start":
+        return line("boundary", "turn started");
+      case "turn-end":
+        node = line("boundary turn-end status-" + item.status, "turn " + (item.status || "ended"));
+        if (item.error !== undefined) node.appendChild(el("span", "text error", item.error));
+        return node;
+      case "step":
+        return line("step", item.text);
+      case "approval":
+        node = line("approval", item.text);
+        if (item.args !== undefined) node.appendChild(el("pre", "args", item.args));
+        return node;
+      case "error":
+        node = line("error", item.type);
+        node.appendChild(el("pre", null, item.text));
+        return node;
+      case "notice":
+        node = line("notice", null);
+        node.appendChild(el("span", "text", item.text));
+        return node;
+      default:
+        return line("meta", item.type);
+    }
+  }
+
   function render(event) {
     const p = event.payload || {};
-    let node;
+    const seq = event.seq;
     switch (event.type) {
       case "user/message":
-        line("user", "user", event.seq).appendChild(el("div", "text", contentText(p.content)));
+        add({ k: "user", seq: seq, text: contentText(p.content) });
         break;
       case "context/injected":
-        line("steer", "steer", event.seq).appendChild(el("div", "text", contentText(p.content)));
+        add({ k: "steer", seq: seq, text: contentText(p.content) });
         break;
       case "assistant/chunk":
         if (state.streaming === null) {
-          node = line("assistant streaming", "assistant", event.seq);
-          state.streaming = el("div", "text", "");
-          node.appendChild(state.streaming);
+          state.streaming = add({ k: "assistant", seq: seq, text: "", streaming: true });
         }
-        state.streaming.textContent += p.text || "";
+        state.streaming.text += p.text || "";
+        touch(state.streaming);
         break;
       case "assistant/message": {
         const parts = p.parts || [];
@@ -377,71 +519,83 @@
           return x.type === "thinking" || x.type === "reasoning";
         });
         if (thinking.length > 0) {
-          const details = el("details", "thinking");
-          details.appendChild(el("summary", null, "thinking"));
-          details.appendChild(el(
-            "pre",
-            null,
-            thinking.map(function (x) {
+          add({
+            k: "thinking",
+            seq: seq,
+            open: false,
+            text: thinking.map(function (x) {
               return x.text || "";
             }).join("\n"),
-          ));
-          line("thinking-line", null, event.seq).appendChild(details);
+          });
         }
         if (state.streaming !== null) {
-          state.streaming.textContent = texts.join("");
-          state.streaming.parentNode.classList.remove("streaming");
+          state.streaming.text = texts.join("");
+          state.streaming.streaming = false;
+          touch(state.streaming);
           state.streaming = null;
         } else if (texts.length > 0) {
-          line("assistant", "assistant", event.seq).appendChild(el("div", "text", texts.join("")));
+          add({ k: "assistant", seq: seq, text: texts.join(""), streaming: false });
         }
         break;
       }
       case "tool/call":
-        node = line("tool", "tool " + p.name, event.seq);
-        if (isEdit(p)) node.appendChild(diffView(p));
-        else node.appendChild(el("pre", "args", pretty(p.args)));
-        state.tools[p.id] = node;
+        state.tools[p.id] = add({
+          k: "tool",
+          seq: seq,
+          name: p.name,
+          args: p.args,
+          result: null,
+          error: false,
+          open: false,
+        });
         break;
       case "tool/result": {
-        const host = state.tools[p.id] || line("tool", "tool " + p.name, event.seq);
-        const result = el("details", p.is_error ? "result error" : "result");
-        result.appendChild(el("summary", null, p.is_error ? "error result" : "result"));
-        result.appendChild(el("pre", null, contentText(p.content)));
-        host.appendChild(result);
+        let host = state.tools[p.id];
+        if (host === undefined) {
+          host = add({ k: "tool", seq: seq, name: p.name, args: null, open: false });
+        }
+        delete state.tools[p.id];
+        host.result = contentText(p.content);
+        host.error = p.is_error === true;
+        touch(host);
         break;
       }
       case "turn/start":
-        line("boundary", "turn started", event.seq);
+        add({ k: "turn-start", seq: seq });
         break;
       case "turn/end":
         state.streaming = null;
-        node = line(
-          "boundary turn-end status-" + p.status,
-          "turn " + (p.status || "ended"),
-          event.seq,
-        );
-        if (p.error) node.appendChild(el("span", "text error", pretty(p.error)));
+        add({
+          k: "turn-end",
+          seq: seq,
+          status: p.status,
+          error: p.error ? pretty(p.error) : undefined,
+        });
         break;
       case "step/end":
         state.streaming = null;
-        line(
-          "step",
-          "step: " + usageText(p.usage) + (p.finish_reason ? " (" + p.finish_reason + ")" : ""),
-          event.seq,
-        );
+        add({
+          k: "step",
+          seq: seq,
+          text: "step: " + usageText(p.usage) +
+            (p.finish_reason ? " (" + p.finish_reason + ")" : ""),
+        });
         break;
       case "approval/requested":
-        line("approval", "approval requested: " + (p.call ? p.call.name : ""), event.seq)
-          .appendChild(el("pre", "args", pretty(p.call ? p.call.args : p)));
+        add({
+          k: "approval",
+          seq: seq,
+          text: "approval requested: " + (p.call ? p.call.name : ""),
+          args: pretty(p.call ? p.call.args : p),
+        });
         pinApproval(p);
         break;
       case "approval/resolved": {
-        line(
-          "approval",
-          "approval " + p.decision + (p.rule ? " (remembered " + p.rule + ")" : ""),
-          event.seq,
-        );
+        add({
+          k: "approval",
+          seq: seq,
+          text: "approval " + p.decision + (p.rule ? " (remembered " + p.rule + ")" : ""),
+        });
         const pinned = $("approvals").querySelector(
           '[data-request-id="' + CSS.escape(String(p.request_id)) + '"]',
         );
@@ -453,12 +607,11 @@
         break;
       default:
         if (event.type.indexOf("error") >= 0 || event.type.indexOf("failed") >= 0) {
-          line("error", event.type, event.seq).appendChild(el("pre", null, pretty(p)));
+          add({ k: "error", seq: seq, type: event.type, text: pretty(p) });
         } else {
-          line("meta", event.type, event.seq);
+          add({ k: "meta", seq: seq, type: event.type });
         }
     }
-    scrollDown();
   }
 
   function pinApproval(p) {
@@ -514,6 +667,7 @@
       openAgent($("open-id").value.trim());
     });
     $("back").addEventListener("click", openList);
+    $("lines").addEventListener("scroll", onScroll, { passive: true });
     $("send-form").addEventListener("submit", sendMessage);
     $("steer-form").addEventListener("submit", function (event) {
       event.preventDefault();
