@@ -1,6 +1,8 @@
 "use strict";
 (function () {
   const KEY = "terret.console.token";
+  /** How often the agents list is read again while it is shown (no push of agent changes exists in protocol v1). */
+  const POLL_MS = 3000;
   const $ = function (id) {
     return document.getElementById(id);
   };
@@ -23,6 +25,7 @@
     retry: 0,
     timer: null,
     poll: null,
+    live: null,
     items: [],
     heights: [],
     nodes: new Map(),
@@ -83,6 +86,7 @@
         }
         return res.json().then(function (body) {
           state.agents = body.agents || [];
+          if (state.live !== null) keepLive();
           $("agents-error").textContent = "";
           renderAgents();
           return true;
@@ -98,7 +102,8 @@
   function openList() {
     closeSocket();
     show("agents");
-    if (state.poll === null) state.poll = setInterval(loadAgents, 3000);
+    renderAgents();
+    if (state.poll === null) state.poll = setInterval(loadAgents, POLL_MS);
     loadAgents();
   }
   function usageText(usage) {
@@ -130,17 +135,92 @@
     $("agents-empty").hidden = body.children.length > 0;
   }
 
+  // The open agent's row is kept live from the events this page already receives: status from turn and approval
+  // boundaries, head seq and last activity from every event, usage from each step, the title from session/titled.
+  // The list shares the record, so going back to it shows the same figures before its next poll.
+  function liveRow(headSeq) {
+    let row = null;
+    for (let i = 0; i < state.agents.length; i++) {
+      if (state.agents[i].agent_id === state.agentId) row = state.agents[i];
+    }
+    if (row === null) {
+      row = {
+        agent_id: state.agentId,
+        title: null,
+        status: "idle",
+        head_seq: headSeq,
+        usage: { input_tokens: 0, output_tokens: 0 },
+        updated_at: "",
+        counted: 0,
+      };
+      state.agents.push(row);
+    } else {
+      // The listed usage sums the steps up to the listed head; the steps after it are added here.
+      row.counted = row.head_seq;
+    }
+    row.usage = Object.assign({ input_tokens: 0, output_tokens: 0 }, row.usage || {});
+    showLive(row);
+    return row;
+  }
+  const STATUS = {
+    "turn/start": "running",
+    "turn/end": "idle",
+    "approval/requested": "waiting_approval",
+    "approval/resolved": "running",
+  };
+  function follow(event) {
+    const row = state.live;
+    if (row === null) return;
+    if (event.seq > row.head_seq) row.head_seq = event.seq;
+    row.updated_at = event.at;
+    const p = event.payload || {};
+    if (STATUS[event.type] !== undefined) row.status = STATUS[event.type];
+    if (event.type === "turn/end" && p.status === "failed") row.status = "failed";
+    if (event.type === "session/titled" && typeof p.title === "string") row.title = p.title;
+    if (event.type === "step/end" && p.usage && event.seq > row.counted) {
+      row.usage.input_tokens += p.usage.input_tokens || 0;
+      row.usage.output_tokens += p.usage.output_tokens || 0;
+      if (typeof p.usage.cost === "number") row.usage.cost = (row.usage.cost || 0) + p.usage.cost;
+      row.counted = event.seq;
+    }
+    showLive(row);
+  }
+  /** Puts the open agent's live record back into a freshly polled list (the poll may lag the stream). */
+  function keepLive() {
+    const live = state.live;
+    for (let i = 0; i < state.agents.length; i++) {
+      if (state.agents[i].agent_id === live.agent_id) {
+        if (state.agents[i].head_seq > live.head_seq) return;
+        state.agents[i] = live;
+        return;
+      }
+    }
+    state.agents.push(live);
+  }
+  function showLive(row) {
+    const node = $("agent-status");
+    node.className = "agent-status status-" + row.status;
+    node.textContent = row.status + " / head seq " + row.head_seq + " / " + usageText(row.usage) +
+      (row.updated_at ? " / last activity " + row.updated_at : "");
+  }
+
   function openAgent(agentId) {
     if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(agentId)) {
       $("agents-error").textContent = 'Opening an agent failed: invalid agent id "' + agentId + '"';
       return;
     }
     closeSocket();
+    if (state.poll !== null) clearInterval(state.poll);
+    state.poll = null;
     state.agentId = agentId;
     state.lastSeq = 0;
     state.streaming = null;
     state.tools = {};
     resetLines();
+    $("banner").hidden = true;
+    $("banner").replaceChildren();
+    state.live = null;
+    $("agent-status").textContent = "";
     $("approvals").replaceChildren();
     $("actions-log").replaceChildren();
     $("agent-name").textContent = agentId;
@@ -237,6 +317,7 @@
     switch (frame.type) {
       case "hello":
         state.retry = 0;
+        if (state.live === null) state.live = liveRow(frame.head_seq);
         setConn("live (head seq " + frame.head_seq + ")", "ok");
         state.socket.send(JSON.stringify({ type: "subscribe", from_seq: state.lastSeq + 1 }));
         return;
@@ -245,6 +326,7 @@
         if (typeof event.seq !== "number" || event.seq <= state.lastSeq) return;
         state.lastSeq = event.seq;
         render(event);
+        follow(event);
         return;
       }
       case "ack":
@@ -355,8 +437,14 @@
     item.v++;
     schedule();
   }
+  // A line in the transcript, and the same text in the banner above it (the last three), which stays in view when
+  // the line does not.
   function notice(text) {
     add({ k: "notice", text: text });
+    const banner = $("banner");
+    banner.appendChild(el("li", null, text));
+    while (banner.children.length > 3) banner.firstChild.remove();
+    banner.hidden = false;
   }
   function contentText(content) {
     if (typeof content === "string") return content;
