@@ -318,7 +318,7 @@
       case "hello":
         state.retry = 0;
         if (state.live === null) state.live = liveRow(frame.head_seq);
-        setConn("live (head seq " + frame.head_seq + ")", "ok");
+        setConn("live", "ok");
         state.socket.send(JSON.stringify({ type: "subscribe", from_seq: state.lastSeq + 1 }));
         return;
       case "event": {
