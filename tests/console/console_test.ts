@@ -299,11 +299,6 @@ Deno.test({
       assert.match(card ?? "", /Approve Bash\?/);
       assert.match(card ?? "", /npm test --watch=false/);
       assert.equal(tool.calls.length, 0, "nothing runs before the answer");
-      if (Deno.env.get("UPDATE_SCREENSHOTS") === "1") {
-        await page.screenshot({
-          path: new URL("../../docs/console_approval.png", import.meta.url).pathname,
-        });
-      }
       await page.check(".approval-card .remember");
       await page.click(".approval-card button.allow");
       await until(
@@ -431,11 +426,6 @@ Deno.test({
         ["diff-file|/ws/b.html", "add|+ <b>new</b>"],
       ]);
       assert.equal(await page.locator("#lines b").count(), 0);
-      if (Deno.env.get("UPDATE_SCREENSHOTS") === "1") {
-        await page.screenshot({
-          path: new URL("../../docs/console_diff.png", import.meta.url).pathname,
-        });
-      }
     } finally {
       await context.close();
       await browser.close();

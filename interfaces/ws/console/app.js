@@ -316,6 +316,7 @@
   function onFrame(frame) {
     switch (frame.type) {
       case "hello":
+        if (state.retry > 0) notice("Reconnected; resuming from seq " + (state.lastSeq + 1));
         state.retry = 0;
         if (state.live === null) state.live = liveRow(frame.head_seq);
         setConn("live", "ok");
