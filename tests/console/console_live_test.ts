@@ -66,15 +66,28 @@ Deno.test({
       // the server drops it as lagged; once resumed it shows the notice and resubscribes from its last seq + 1.
       const cdp = await context.newCDPSession(page);
       await cdp.send("Debugger.enable");
+      const paused = new Promise<void>((resolve) => cdp.once("Debugger.paused", () => resolve()));
       await cdp.send("Debugger.pause");
       const big = "x".repeat(64 * 1024);
-      const deadline = Date.now() + 30_000;
-      for (let i = 0; ws.stats().lagged === 0; i++) {
-        assert.ok(Date.now() < deadline, "the server never dropped the paused page as lagged");
+      const appendBig = async (i: number): Promise<void> => {
         await stack.sessions.append("cut", {
           type: "tool/result",
           payload: { id: `big${i}`, name: "Read", content: big, is_error: false },
         });
+      };
+      // The first event always fits the empty queue: the page's handler runs and stops in the debugger.
+      await appendBig(0);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        paused,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error("the page never paused within 30 s")), 30_000);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      const deadline = Date.now() + 30_000;
+      for (let i = 1; ws.stats().lagged === 0; i++) {
+        assert.ok(Date.now() < deadline, "the server never dropped the paused page as lagged");
+        await appendBig(i);
       }
       const head = await stack.sessions.head("cut");
       await cdp.send("Debugger.resume");

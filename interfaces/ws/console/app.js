@@ -26,6 +26,7 @@
     timer: null,
     poll: null,
     live: null,
+    liveDirty: false,
     items: [],
     heights: [],
     nodes: new Map(),
@@ -183,7 +184,8 @@
       if (typeof p.usage.cost === "number") row.usage.cost = (row.usage.cost || 0) + p.usage.cost;
       row.counted = event.seq;
     }
-    showLive(row);
+    state.liveDirty = true; // shown by the next paint, not once per event of a replay
+    schedule();
   }
   /** Puts the open agent's live record back into a freshly polled list (the poll may lag the stream). */
   function keepLive() {
@@ -421,6 +423,8 @@
       state.autoTop = box.scrollTop;
     }
     $("seq").textContent = "seq " + state.lastSeq;
+    if (state.liveDirty && state.live !== null) showLive(state.live);
+    state.liveDirty = false;
   }
   function onScroll() {
     const box = $("lines");
