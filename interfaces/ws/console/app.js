@@ -33,6 +33,8 @@
     follow: true,
     autoTop: -1,
     painting: false,
+    paintTimer: null,
+    replayTo: 0,
   };
 
   function show(view) {
@@ -318,6 +320,7 @@
   function onFrame(frame) {
     switch (frame.type) {
       case "hello":
+        state.replayTo = frame.head_seq;
         if (state.retry > 0) notice("Reconnected; resuming from seq " + (state.lastSeq + 1));
         state.retry = 0;
         if (state.live === null) state.live = liveRow(frame.head_seq);
@@ -371,10 +374,23 @@
     $("above").style.height = "0px";
     $("below").style.height = "0px";
   }
+  // While a replay is still short of the head the server named in hello, paint at most every REPLAY_PAINT_MS (the
+  // seq counter shows progress); the event that reaches the head, and every live one, paints on the next frame.
+  const REPLAY_PAINT_MS = 200;
   function schedule() {
-    if (state.painting) return;
+    const replaying = state.lastSeq < state.replayTo;
+    if (state.painting) {
+      if (replaying || state.paintTimer === null) return;
+      clearTimeout(state.paintTimer);
+    }
     state.painting = true;
-    requestAnimationFrame(paint);
+    state.paintTimer = null;
+    if (replaying) {
+      state.paintTimer = setTimeout(function () {
+        state.paintTimer = null;
+        requestAnimationFrame(paint);
+      }, REPLAY_PAINT_MS);
+    } else requestAnimationFrame(paint);
   }
   function heightOf(i) {
     const h = state.heights[i];
