@@ -25,6 +25,7 @@ import type { ToolContent } from "../tools/tool.ts";
 import { redactionToken } from "./redaction_plugin.ts";
 import { CREDENTIALS_KEY_ENV, CredentialStore } from "./credential_store.ts";
 import { secretField, secretValues } from "./secret_fields.ts";
+import { safePrefixLength } from "./safe_prefix.ts";
 
 /**
  * Provider secrets and every other secret the host holds (service key `credentials`): the one door through which
@@ -174,7 +175,14 @@ export const credentialsPlugin: Plugin<CredentialsConfig> = definePlugin({
       apply(scope: Context) {
         // It writes the token in force at each scrub; it declares the one in force now as its marker, and a
         // redaction row declares its own token, so the loop's resume recognises whichever was written.
-        scope.get(SessionsKey).registerScrubber(scope, scrub, { marker: redactionToken(scope) });
+        // Streamed text is held back only where a suffix could start a secret, so a reply still streams.
+        scope.get(SessionsKey).registerScrubber(scope, scrub, {
+          marker: redactionToken(scope),
+          safePrefix: (text) => {
+            rows.sync();
+            return secrets.safePrefix(text);
+          },
+        });
       },
     }));
     ctx.provide(CredentialsKey, {
@@ -262,6 +270,20 @@ class SecretSet {
       else this.#held.set(value, count);
       this.#pattern = undefined;
     };
+  }
+
+  /**
+   * The length of the longest prefix of `text` (streamed, not appended yet) that cuts no secret in two: a suffix
+   * that may start a secret, and a secret reaching the end, are held back.
+   */
+  safePrefix(text: string): number {
+    if (this.#values.size === 0 && this.#held.size === 0) return text.length;
+    return safePrefixLength(text, {
+      literals: [...new Set([...this.#values, ...this.#held.keys()])],
+      patterns: [],
+      markers: [],
+      window: 0,
+    });
   }
 
   /** `text` with every secret replaced by `token()` (asked only when there is one). */

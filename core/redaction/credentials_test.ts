@@ -96,3 +96,33 @@ Deno.test("credentials: a store present without its key makes the row fail to st
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("credentials: streamed text is held back only where it may start or end in a secret", async () => {
+  const env = "TERRET_TEST_CRED_" + crypto.randomUUID().replaceAll("-", "_");
+  Deno.env.set(env, "env-secret-0006");
+  try {
+    await using s = await createToolStack({ allow: ["*"] });
+    const loader = new Loader(s.ctx);
+    s.ctx.provide(LoaderKey, loader);
+    await loader.load([{
+      id: "credentials",
+      plugin: credentialsPlugin,
+      config: { providers: { alpha: { env: [env] } } },
+    }]);
+    assert.equal(s.ctx.get(CredentialsKey).resolve("alpha"), "env-secret-0006");
+    assert.ok(s.sessions.scrubbing);
+    // Plain text streams whole; a tail that may start the secret, or the whole secret at the end, waits.
+    assert.deepStrictEqual(
+      [
+        "Plain words stream at once. ",
+        "Almost env-sec",
+        "Done: env-secret-0006",
+        "env-secret-0006 then more",
+      ]
+        .map((text) => s.sessions.safePrefix(text)),
+      [28, 7, 6, 24], // the last "e" may start the secret
+    );
+  } finally {
+    Deno.env.delete(env);
+  }
+});

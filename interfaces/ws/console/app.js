@@ -1,6 +1,8 @@
 "use strict";
 (function () {
   const KEY = "terret.console.token";
+  /** How often the agents list is read again while it is shown (no push of agent changes exists in protocol v1). */
+  const POLL_MS = 3000;
   const $ = function (id) {
     return document.getElementById(id);
   };
@@ -23,6 +25,16 @@
     retry: 0,
     timer: null,
     poll: null,
+    live: null,
+    liveDirty: false,
+    items: [],
+    heights: [],
+    nodes: new Map(),
+    follow: true,
+    autoTop: -1,
+    painting: false,
+    paintTimer: null,
+    replayTo: 0,
   };
 
   function show(view) {
@@ -77,6 +89,7 @@
         }
         return res.json().then(function (body) {
           state.agents = body.agents || [];
+          if (state.live !== null) keepLive();
           $("agents-error").textContent = "";
           renderAgents();
           return true;
@@ -92,7 +105,8 @@
   function openList() {
     closeSocket();
     show("agents");
-    if (state.poll === null) state.poll = setInterval(loadAgents, 3000);
+    renderAgents();
+    if (state.poll === null) state.poll = setInterval(loadAgents, POLL_MS);
     loadAgents();
   }
   function usageText(usage) {
@@ -124,17 +138,93 @@
     $("agents-empty").hidden = body.children.length > 0;
   }
 
+  // The open agent's row is kept live from the events this page already receives: status from turn and approval
+  // boundaries, head seq and last activity from every event, usage from each step, the title from session/titled.
+  // The list shares the record, so going back to it shows the same figures before its next poll.
+  function liveRow(headSeq) {
+    let row = null;
+    for (let i = 0; i < state.agents.length; i++) {
+      if (state.agents[i].agent_id === state.agentId) row = state.agents[i];
+    }
+    if (row === null) {
+      row = {
+        agent_id: state.agentId,
+        title: null,
+        status: "idle",
+        head_seq: headSeq,
+        usage: { input_tokens: 0, output_tokens: 0 },
+        updated_at: "",
+        counted: 0,
+      };
+      state.agents.push(row);
+    } else {
+      // The listed usage sums the steps up to the listed head; the steps after it are added here.
+      row.counted = row.head_seq;
+    }
+    row.usage = Object.assign({ input_tokens: 0, output_tokens: 0 }, row.usage || {});
+    showLive(row);
+    return row;
+  }
+  const STATUS = {
+    "turn/start": "running",
+    "turn/end": "idle",
+    "approval/requested": "waiting_approval",
+    "approval/resolved": "running",
+  };
+  function follow(event) {
+    const row = state.live;
+    if (row === null) return;
+    if (event.seq > row.head_seq) row.head_seq = event.seq;
+    row.updated_at = event.at;
+    const p = event.payload || {};
+    if (STATUS[event.type] !== undefined) row.status = STATUS[event.type];
+    if (event.type === "turn/end" && p.status === "failed") row.status = "failed";
+    if (event.type === "session/titled" && typeof p.title === "string") row.title = p.title;
+    if (event.type === "step/end" && p.usage && event.seq > row.counted) {
+      row.usage.input_tokens += p.usage.input_tokens || 0;
+      row.usage.output_tokens += p.usage.output_tokens || 0;
+      if (typeof p.usage.cost === "number") row.usage.cost = (row.usage.cost || 0) + p.usage.cost;
+      row.counted = event.seq;
+    }
+    state.liveDirty = true; // shown by the next paint, not once per event of a replay
+    schedule();
+  }
+  /** Puts the open agent's live record back into a freshly polled list (the poll may lag the stream). */
+  function keepLive() {
+    const live = state.live;
+    for (let i = 0; i < state.agents.length; i++) {
+      if (state.agents[i].agent_id === live.agent_id) {
+        if (state.agents[i].head_seq > live.head_seq) return;
+        state.agents[i] = live;
+        return;
+      }
+    }
+    state.agents.push(live);
+  }
+  function showLive(row) {
+    const node = $("agent-status");
+    node.className = "agent-status status-" + row.status;
+    node.textContent = row.status + " / head seq " + row.head_seq + " / " + usageText(row.usage) +
+      (row.updated_at ? " / last activity " + row.updated_at : "");
+  }
+
   function openAgent(agentId) {
     if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/.test(agentId)) {
       $("agents-error").textContent = 'Opening an agent failed: invalid agent id "' + agentId + '"';
       return;
     }
     closeSocket();
+    if (state.poll !== null) clearInterval(state.poll);
+    state.poll = null;
     state.agentId = agentId;
     state.lastSeq = 0;
     state.streaming = null;
     state.tools = {};
-    $("lines").replaceChildren();
+    resetLines();
+    $("banner").hidden = true;
+    $("banner").replaceChildren();
+    state.live = null;
+    $("agent-status").textContent = "";
     $("approvals").replaceChildren();
     $("actions-log").replaceChildren();
     $("agent-name").textContent = agentId;
@@ -230,8 +320,11 @@
   function onFrame(frame) {
     switch (frame.type) {
       case "hello":
+        state.replayTo = frame.head_seq;
+        if (state.retry > 0) notice("Reconnected; resuming from seq " + (state.lastSeq + 1));
         state.retry = 0;
-        setConn("live (head seq " + frame.head_seq + ")", "ok");
+        if (state.live === null) state.live = liveRow(frame.head_seq);
+        setConn("live", "ok");
         state.socket.send(JSON.stringify({ type: "subscribe", from_seq: state.lastSeq + 1 }));
         return;
       case "event": {
@@ -239,6 +332,7 @@
         if (typeof event.seq !== "number" || event.seq <= state.lastSeq) return;
         state.lastSeq = event.seq;
         render(event);
+        follow(event);
         return;
       }
       case "ack":
@@ -266,27 +360,112 @@
     }
   }
 
-  // One layout per batch of events, not one per event: a replay of thousands renders in one pass.
-  function scrollDown() {
-    if (state.scrolling) return;
-    state.scrolling = true;
-    setTimeout(function () {
-      state.scrolling = false;
-      const box = $("lines");
+  // The transcript is virtualized: every line lives in `state.items` (a compact model: kind, seq, the text it shows),
+  // and only the lines in view plus OVERSCAN on each side are in the DOM, between two spacers whose heights stand
+  // for the lines above and below (measured once rendered, estimated before). One paint per animation frame.
+  const OVERSCAN = 60;
+  const ESTIMATE = 26;
+  function resetLines() {
+    state.items = [];
+    state.heights = [];
+    state.nodes = new Map();
+    state.follow = true;
+    $("rows").replaceChildren();
+    $("above").style.height = "0px";
+    $("below").style.height = "0px";
+  }
+  // While a replay is still short of the head the server named in hello, paint at most every REPLAY_PAINT_MS (the
+  // seq counter shows progress); the event that reaches the head, and every live one, paints on the next frame.
+  const REPLAY_PAINT_MS = 200;
+  function schedule() {
+    const replaying = state.lastSeq < state.replayTo;
+    if (state.painting) {
+      if (replaying || state.paintTimer === null) return;
+      clearTimeout(state.paintTimer);
+    }
+    state.painting = true;
+    state.paintTimer = null;
+    if (replaying) {
+      state.paintTimer = setTimeout(function () {
+        state.paintTimer = null;
+        requestAnimationFrame(paint);
+      }, REPLAY_PAINT_MS);
+    } else requestAnimationFrame(paint);
+  }
+  function heightOf(i) {
+    const h = state.heights[i];
+    return h === undefined ? ESTIMATE : h;
+  }
+  function paint() {
+    state.painting = false;
+    const box = $("lines");
+    const items = state.items;
+    const n = items.length;
+    const view = box.clientHeight || 400;
+    let total = 0;
+    for (let i = 0; i < n; i++) total += heightOf(i);
+    const top = state.follow ? Math.max(0, total - view) : box.scrollTop;
+    let first = 0;
+    let acc = 0;
+    while (first < n && acc + heightOf(first) <= top) acc += heightOf(first++);
+    let last = first;
+    let bottom = acc;
+    while (last < n && bottom < top + view) bottom += heightOf(last++);
+    const start = Math.max(0, first - OVERSCAN);
+    const end = Math.min(n, last + OVERSCAN);
+    let above = 0;
+    for (let i = 0; i < start; i++) above += heightOf(i);
+    const nodes = [];
+    const kept = new Map();
+    for (let i = start; i < end; i++) {
+      const item = items[i];
+      let cached = state.nodes.get(item);
+      if (cached === undefined || cached.v !== item.v) cached = { v: item.v, node: build(item) };
+      kept.set(item, cached);
+      nodes.push(cached.node);
+    }
+    state.nodes = kept;
+    const rows = $("rows");
+    let same = rows.children.length === nodes.length;
+    for (let i = 0; same && i < nodes.length; i++) same = rows.children[i] === nodes[i];
+    if (!same) rows.replaceChildren.apply(rows, nodes);
+    for (let i = 0; i < nodes.length; i++) state.heights[start + i] = nodes[i].offsetHeight;
+    let below = 0;
+    for (let i = end; i < n; i++) below += heightOf(i);
+    $("above").style.height = above + "px";
+    $("below").style.height = below + "px";
+    if (state.follow) {
       box.scrollTop = box.scrollHeight;
-      $("seq").textContent = "seq " + state.lastSeq;
-    }, 16);
+      state.autoTop = box.scrollTop;
+    }
+    $("seq").textContent = "seq " + state.lastSeq;
+    if (state.liveDirty && state.live !== null) showLive(state.live);
+    state.liveDirty = false;
   }
-  function line(cls, label, seq) {
-    const node = el("div", "line " + cls);
-    if (seq !== undefined) node.dataset.seq = String(seq);
-    if (label) node.appendChild(el("span", "label", label));
-    $("lines").appendChild(node);
-    return node;
+  function onScroll() {
+    const box = $("lines");
+    if (Math.abs(box.scrollTop - state.autoTop) < 1) return; // the paint's own scroll to the bottom
+    state.follow = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
+    schedule();
   }
+  function add(item) {
+    item.v = 0;
+    state.items.push(item);
+    schedule();
+    return item;
+  }
+  function touch(item) {
+    item.v++;
+    schedule();
+  }
+  // A line in the transcript, and the same text in the banner above it (the last three), which stays in view when
+  // the line does not.
   function notice(text) {
-    line("notice", null).appendChild(el("span", "text", text));
-    scrollDown();
+    add({ k: "notice", text: text });
+    const banner = $("banner");
+    banner.appendChild(el("li", null, text));
+    while (banner.children.length > 3) banner.firstChild.remove();
+    banner.hidden = false;
   }
   function contentText(content) {
     if (typeof content === "string") return content;
@@ -306,19 +485,17 @@
     }
   }
 
-  function isEdit(p) {
-    const a = p.args;
+  function isEdit(name, a) {
     if (a === null || typeof a !== "object" || typeof a.file_path !== "string") return false;
-    if (p.name === "Edit") {
+    if (name === "Edit") {
       return typeof a.old_string === "string" && typeof a.new_string === "string";
     }
-    return p.name === "Write" && typeof a.content === "string";
+    return name === "Write" && typeof a.content === "string";
   }
   // Edit and Write as a line diff: the common leading and trailing lines as context, the rest removed and added.
-  function diffView(p) {
-    const a = p.args;
-    const before = p.name === "Edit" ? a.old_string.split("\n") : [];
-    const after = (p.name === "Edit" ? a.new_string : a.content).split("\n");
+  function diffView(name, a) {
+    const before = name === "Edit" ? a.old_string.split("\n") : [];
+    const after = (name === "Edit" ? a.new_string : a.content).split("\n");
     let head = 0;
     while (head < before.length && head < after.length && before[head] === after[head]) head++;
     let tail = 0;
@@ -348,23 +525,97 @@
     return view;
   }
 
+  // A <details> whose open state lives in the model, so it survives the line leaving the DOM and coming back.
+  function collapsible(item, key, cls, summary, text) {
+    const details = el("details", cls);
+    details.appendChild(el("summary", null, summary));
+    details.appendChild(el("pre", null, text));
+    if (item[key]) details.open = true;
+    details.addEventListener("toggle", function () {
+      item[key] = details.open;
+      schedule();
+    });
+    return details;
+  }
+
+  /** Builds the DOM of one model line; every text from the model or a tool goes through textContent. */
+  function build(item) {
+    const line = function (cls, label) {
+      const node = el("div", "line " + cls);
+      if (item.seq !== undefined) node.dataset.seq = String(item.seq);
+      if (label) node.appendChild(el("span", "label", label));
+      return node;
+    };
+    let node;
+    switch (item.k) {
+      case "user":
+      case "steer":
+        node = line(item.k, item.k);
+        node.appendChild(el("div", "text", item.text));
+        return node;
+      case "assistant":
+        node = line(item.streaming ? "assistant streaming" : "assistant", "assistant");
+        node.appendChild(el("div", "text", item.text));
+        return node;
+      case "thinking":
+        node = line("thinking-line", null);
+        node.appendChild(collapsible(item, "open", "thinking", "thinking", item.text));
+        return node;
+      case "tool":
+        node = line("tool", "tool " + item.name);
+        if (isEdit(item.name, item.args)) node.appendChild(diffView(item.name, item.args));
+        else node.appendChild(el("pre", "args", pretty(item.args)));
+        if (item.result !== null) {
+          node.appendChild(collapsible(
+            item,
+            "open",
+            item.error ? "result error" : "result",
+            item.error ? "error result" : "result",
+            item.result,
+          ));
+        }
+        return node;
+      case "turn-start":
+        return line("boundary", "turn started");
+      case "turn-end":
+        node = line("boundary turn-end status-" + item.status, "turn " + (item.status || "ended"));
+        if (item.error !== undefined) node.appendChild(el("span", "text error", item.error));
+        return node;
+      case "step":
+        return line("step", item.text);
+      case "approval":
+        node = line("approval", item.text);
+        if (item.args !== undefined) node.appendChild(el("pre", "args", item.args));
+        return node;
+      case "error":
+        node = line("error", item.type);
+        node.appendChild(el("pre", null, item.text));
+        return node;
+      case "notice":
+        node = line("notice", null);
+        node.appendChild(el("span", "text", item.text));
+        return node;
+      default:
+        return line("meta", item.type);
+    }
+  }
+
   function render(event) {
     const p = event.payload || {};
-    let node;
+    const seq = event.seq;
     switch (event.type) {
       case "user/message":
-        line("user", "user", event.seq).appendChild(el("div", "text", contentText(p.content)));
+        add({ k: "user", seq: seq, text: contentText(p.content) });
         break;
       case "context/injected":
-        line("steer", "steer", event.seq).appendChild(el("div", "text", contentText(p.content)));
+        add({ k: "steer", seq: seq, text: contentText(p.content) });
         break;
       case "assistant/chunk":
         if (state.streaming === null) {
-          node = line("assistant streaming", "assistant", event.seq);
-          state.streaming = el("div", "text", "");
-          node.appendChild(state.streaming);
+          state.streaming = add({ k: "assistant", seq: seq, text: "", streaming: true });
         }
-        state.streaming.textContent += p.text || "";
+        state.streaming.text += p.text || "";
+        touch(state.streaming);
         break;
       case "assistant/message": {
         const parts = p.parts || [];
@@ -377,71 +628,83 @@
           return x.type === "thinking" || x.type === "reasoning";
         });
         if (thinking.length > 0) {
-          const details = el("details", "thinking");
-          details.appendChild(el("summary", null, "thinking"));
-          details.appendChild(el(
-            "pre",
-            null,
-            thinking.map(function (x) {
+          add({
+            k: "thinking",
+            seq: seq,
+            open: false,
+            text: thinking.map(function (x) {
               return x.text || "";
             }).join("\n"),
-          ));
-          line("thinking-line", null, event.seq).appendChild(details);
+          });
         }
         if (state.streaming !== null) {
-          state.streaming.textContent = texts.join("");
-          state.streaming.parentNode.classList.remove("streaming");
+          state.streaming.text = texts.join("");
+          state.streaming.streaming = false;
+          touch(state.streaming);
           state.streaming = null;
         } else if (texts.length > 0) {
-          line("assistant", "assistant", event.seq).appendChild(el("div", "text", texts.join("")));
+          add({ k: "assistant", seq: seq, text: texts.join(""), streaming: false });
         }
         break;
       }
       case "tool/call":
-        node = line("tool", "tool " + p.name, event.seq);
-        if (isEdit(p)) node.appendChild(diffView(p));
-        else node.appendChild(el("pre", "args", pretty(p.args)));
-        state.tools[p.id] = node;
+        state.tools[p.id] = add({
+          k: "tool",
+          seq: seq,
+          name: p.name,
+          args: p.args,
+          result: null,
+          error: false,
+          open: false,
+        });
         break;
       case "tool/result": {
-        const host = state.tools[p.id] || line("tool", "tool " + p.name, event.seq);
-        const result = el("details", p.is_error ? "result error" : "result");
-        result.appendChild(el("summary", null, p.is_error ? "error result" : "result"));
-        result.appendChild(el("pre", null, contentText(p.content)));
-        host.appendChild(result);
+        let host = state.tools[p.id];
+        if (host === undefined) {
+          host = add({ k: "tool", seq: seq, name: p.name, args: null, open: false });
+        }
+        delete state.tools[p.id];
+        host.result = contentText(p.content);
+        host.error = p.is_error === true;
+        touch(host);
         break;
       }
       case "turn/start":
-        line("boundary", "turn started", event.seq);
+        add({ k: "turn-start", seq: seq });
         break;
       case "turn/end":
         state.streaming = null;
-        node = line(
-          "boundary turn-end status-" + p.status,
-          "turn " + (p.status || "ended"),
-          event.seq,
-        );
-        if (p.error) node.appendChild(el("span", "text error", pretty(p.error)));
+        add({
+          k: "turn-end",
+          seq: seq,
+          status: p.status,
+          error: p.error ? pretty(p.error) : undefined,
+        });
         break;
       case "step/end":
         state.streaming = null;
-        line(
-          "step",
-          "step: " + usageText(p.usage) + (p.finish_reason ? " (" + p.finish_reason + ")" : ""),
-          event.seq,
-        );
+        add({
+          k: "step",
+          seq: seq,
+          text: "step: " + usageText(p.usage) +
+            (p.finish_reason ? " (" + p.finish_reason + ")" : ""),
+        });
         break;
       case "approval/requested":
-        line("approval", "approval requested: " + (p.call ? p.call.name : ""), event.seq)
-          .appendChild(el("pre", "args", pretty(p.call ? p.call.args : p)));
+        add({
+          k: "approval",
+          seq: seq,
+          text: "approval requested: " + (p.call ? p.call.name : ""),
+          args: pretty(p.call ? p.call.args : p),
+        });
         pinApproval(p);
         break;
       case "approval/resolved": {
-        line(
-          "approval",
-          "approval " + p.decision + (p.rule ? " (remembered " + p.rule + ")" : ""),
-          event.seq,
-        );
+        add({
+          k: "approval",
+          seq: seq,
+          text: "approval " + p.decision + (p.rule ? " (remembered " + p.rule + ")" : ""),
+        });
         const pinned = $("approvals").querySelector(
           '[data-request-id="' + CSS.escape(String(p.request_id)) + '"]',
         );
@@ -453,12 +716,11 @@
         break;
       default:
         if (event.type.indexOf("error") >= 0 || event.type.indexOf("failed") >= 0) {
-          line("error", event.type, event.seq).appendChild(el("pre", null, pretty(p)));
+          add({ k: "error", seq: seq, type: event.type, text: pretty(p) });
         } else {
-          line("meta", event.type, event.seq);
+          add({ k: "meta", seq: seq, type: event.type });
         }
     }
-    scrollDown();
   }
 
   function pinApproval(p) {
@@ -514,6 +776,7 @@
       openAgent($("open-id").value.trim());
     });
     $("back").addEventListener("click", openList);
+    $("lines").addEventListener("scroll", onScroll, { passive: true });
     $("send-form").addEventListener("submit", sendMessage);
     $("steer-form").addEventListener("submit", function (event) {
       event.preventDefault();
