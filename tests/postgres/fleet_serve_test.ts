@@ -47,7 +47,7 @@ Deno.test({
         toolCallTurn([{
           id: "call_1",
           name: "Read",
-          args: { path: `${treeA.dir}/work/notes.txt` },
+          args: { file_path: `${treeA.dir}/work/notes.txt` },
         }]),
       ),
       sseResponse(textTurn(["The notes ", "say fleet."])),
@@ -98,6 +98,15 @@ Deno.test({
           ],
         );
         assert.deepStrictEqual(seenOnB.at(-1)!.payload, { status: "completed" });
+        // The Read ran on node A and its result is the file's text.
+        const result = seenOnB.find((e) => e.type === "tool/result")!.payload as {
+          content: string;
+          is_error: boolean;
+        };
+        assert.deepStrictEqual([result.is_error, result.content.includes("fleet notes")], [
+          false,
+          true,
+        ]);
         // Node A ran the turn once: two model requests, and the store holds exactly what both clients saw.
         assert.equal(model.requests.length, 2);
         const store = await PostgresSessionStore.open({ url, listen: false });
