@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { cpuUsage } from "node:process";
 
 /** What the server asks for. */
 export interface StormJob {
@@ -14,9 +15,9 @@ export interface StormJob {
   /** The storm's agent ids; each has `events` stored events. */
   readonly agents: readonly string[];
   readonly events: number;
-  /** The caught-up client's agent id (subscribed from its head + 1 before the storm). */
-  readonly live: string;
-  readonly liveFrom: number;
+  /** The caught-up client's agent id (subscribed from its head + 1 before the storm), if any. */
+  readonly live?: string;
+  readonly liveFrom?: number;
 }
 
 /** What the clients measured (milliseconds). */
@@ -29,6 +30,8 @@ export interface StormReport {
   readonly wall: number;
   /** Live tail: append (epoch ms, the payload's text) to receipt, for events appended during the storm. */
   readonly live: number[];
+  /** The clients' own CPU time (user + system) during the storm. */
+  readonly cpu: number;
 }
 
 const job = JSON.parse(Deno.args[0]!) as StormJob;
@@ -42,8 +45,9 @@ function open(agent: string): WebSocket {
 // The caught-up client.
 const live: number[] = [];
 let storming = false;
-const liveSocket = open(job.live);
+const liveSocket = job.live === undefined ? undefined : open(job.live);
 await new Promise<void>((resolve, reject) => {
+  if (liveSocket === undefined) return resolve();
   liveSocket.onmessage = (message) => {
     const frame = JSON.parse(message.data as string);
     if (frame.type === "hello") {
@@ -61,6 +65,7 @@ await new Promise<void>((resolve) => {
 });
 
 storming = true;
+const cpuBefore = cpuUsage();
 const start = performance.now();
 const hello: number[] = [];
 const caughtUp: number[] = [];
@@ -90,6 +95,8 @@ await Promise.all(job.agents.map((agent) =>
   })
 ));
 const wall = performance.now() - start;
+const used = cpuUsage(cpuBefore);
+const cpu = (used.user + used.system) / 1000;
 storming = false;
-liveSocket.close();
-console.log(JSON.stringify({ hello, caughtUp, wall, live } satisfies StormReport));
+liveSocket?.close();
+console.log(JSON.stringify({ hello, caughtUp, wall, live, cpu } satisfies StormReport));
