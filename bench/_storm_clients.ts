@@ -18,6 +18,10 @@ export interface StormJob {
   /** The caught-up client's agent id (subscribed from its head + 1 before the storm), if any. */
   readonly live?: string;
   readonly liveFrom?: number;
+  /** Subscribe from seq 1 once `hello` arrives (default); false measures the connection burst alone. */
+  readonly subscribe?: boolean;
+  /** Another tenant: while the storm runs, connect a fresh client to agent `probe-<n>` every 20 ms. */
+  readonly probe?: boolean;
 }
 
 /** What the clients measured (milliseconds). */
@@ -30,6 +34,8 @@ export interface StormReport {
   readonly wall: number;
   /** Live tail: append (epoch ms, the payload's text) to receipt, for events appended during the storm. */
   readonly live: number[];
+  /** Per probe client (another tenant connecting during the storm): connect to `hello`. */
+  readonly probe: number[];
   /** The clients' own CPU time (user + system) during the storm. */
   readonly cpu: number;
 }
@@ -69,6 +75,8 @@ const cpuBefore = cpuUsage();
 const start = performance.now();
 const hello: number[] = [];
 const caughtUp: number[] = [];
+const probe: number[] = [];
+const probing = job.probe === true ? probeUntilDone() : Promise.resolve();
 await Promise.all(job.agents.map((agent) =>
   new Promise<void>((resolve, reject) => {
     const began = performance.now();
@@ -77,6 +85,12 @@ await Promise.all(job.agents.map((agent) =>
       const text = message.data as string;
       if (text.startsWith('{"type":"hello"')) {
         hello.push(performance.now() - began);
+        if (job.subscribe === false) {
+          caughtUp.push(performance.now() - began);
+          socket.close();
+          resolve();
+          return;
+        }
         socket.send(JSON.stringify({ type: "subscribe", from_seq: 1 }));
         return;
       }
@@ -98,5 +112,24 @@ const wall = performance.now() - start;
 const used = cpuUsage(cpuBefore);
 const cpu = (used.user + used.system) / 1000;
 storming = false;
+await probing;
 liveSocket?.close();
-console.log(JSON.stringify({ hello, caughtUp, wall, live, cpu } satisfies StormReport));
+console.log(JSON.stringify({ hello, caughtUp, wall, live, probe, cpu } satisfies StormReport));
+
+/** Connects one probe client at a time, 20 ms apart, until the storm is over. */
+async function probeUntilDone(): Promise<void> {
+  for (let n = 0; storming; n++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    if (!storming) return;
+    const began = performance.now();
+    const socket = open(`probe-${n}`);
+    await new Promise<void>((resolve, reject) => {
+      socket.onmessage = () => {
+        probe.push(performance.now() - began);
+        socket.close();
+        resolve();
+      };
+      socket.onerror = () => reject(new Error(`probe ${n} failed`));
+    });
+  }
+}
