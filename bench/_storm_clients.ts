@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { cpuUsage } from "node:process";
 
 /** What the server asks for. */
 export interface StormJob {
@@ -14,9 +15,13 @@ export interface StormJob {
   /** The storm's agent ids; each has `events` stored events. */
   readonly agents: readonly string[];
   readonly events: number;
-  /** The caught-up client's agent id (subscribed from its head + 1 before the storm). */
-  readonly live: string;
-  readonly liveFrom: number;
+  /** The caught-up client's agent id (subscribed from its head + 1 before the storm), if any. */
+  readonly live?: string;
+  readonly liveFrom?: number;
+  /** Subscribe from seq 1 once `hello` arrives (default); false measures the connection burst alone. */
+  readonly subscribe?: boolean;
+  /** Another tenant: while the storm runs, connect a fresh client to agent `probe-<n>` every 20 ms. */
+  readonly probe?: boolean;
 }
 
 /** What the clients measured (milliseconds). */
@@ -29,6 +34,10 @@ export interface StormReport {
   readonly wall: number;
   /** Live tail: append (epoch ms, the payload's text) to receipt, for events appended during the storm. */
   readonly live: number[];
+  /** Per probe client (another tenant connecting during the storm): connect to `hello`. */
+  readonly probe: number[];
+  /** The clients' own CPU time (user + system) during the storm. */
+  readonly cpu: number;
 }
 
 const job = JSON.parse(Deno.args[0]!) as StormJob;
@@ -42,8 +51,9 @@ function open(agent: string): WebSocket {
 // The caught-up client.
 const live: number[] = [];
 let storming = false;
-const liveSocket = open(job.live);
+const liveSocket = job.live === undefined ? undefined : open(job.live);
 await new Promise<void>((resolve, reject) => {
+  if (liveSocket === undefined) return resolve();
   liveSocket.onmessage = (message) => {
     const frame = JSON.parse(message.data as string);
     if (frame.type === "hello") {
@@ -61,9 +71,12 @@ await new Promise<void>((resolve) => {
 });
 
 storming = true;
+const cpuBefore = cpuUsage();
 const start = performance.now();
 const hello: number[] = [];
 const caughtUp: number[] = [];
+const probe: number[] = [];
+const probing = job.probe === true ? probeUntilDone() : Promise.resolve();
 await Promise.all(job.agents.map((agent) =>
   new Promise<void>((resolve, reject) => {
     const began = performance.now();
@@ -72,6 +85,12 @@ await Promise.all(job.agents.map((agent) =>
       const text = message.data as string;
       if (text.startsWith('{"type":"hello"')) {
         hello.push(performance.now() - began);
+        if (job.subscribe === false) {
+          caughtUp.push(performance.now() - began);
+          socket.close();
+          resolve();
+          return;
+        }
         socket.send(JSON.stringify({ type: "subscribe", from_seq: 1 }));
         return;
       }
@@ -90,6 +109,27 @@ await Promise.all(job.agents.map((agent) =>
   })
 ));
 const wall = performance.now() - start;
+const used = cpuUsage(cpuBefore);
+const cpu = (used.user + used.system) / 1000;
 storming = false;
-liveSocket.close();
-console.log(JSON.stringify({ hello, caughtUp, wall, live } satisfies StormReport));
+await probing;
+liveSocket?.close();
+console.log(JSON.stringify({ hello, caughtUp, wall, live, probe, cpu } satisfies StormReport));
+
+/** Connects one probe client at a time, 20 ms apart, until the storm is over. */
+async function probeUntilDone(): Promise<void> {
+  for (let n = 0; storming; n++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    if (!storming) return;
+    const began = performance.now();
+    const socket = open(`probe-${n}`);
+    await new Promise<void>((resolve, reject) => {
+      socket.onmessage = () => {
+        probe.push(performance.now() - began);
+        socket.close();
+        resolve();
+      };
+      socket.onerror = () => reject(new Error(`probe ${n} failed`));
+    });
+  }
+}

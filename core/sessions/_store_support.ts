@@ -6,7 +6,34 @@
 import type { Context } from "@terret/hames";
 import { TerretError } from "../errors.ts";
 import type { SessionEvent } from "./envelope.ts";
-import type { CommitListener, StoreReadOptions } from "./store.ts";
+import type { CommitListener, StoreJsonReadOptions, StoreReadOptions } from "./store.ts";
+
+/** Default `max_bytes` of a `readJson` page. */
+export const JSON_PAGE_BYTES = 256 * 1024;
+/** Default `limit` of a `readJson` page. */
+export const JSON_PAGE_EVENTS = 1000;
+
+/**
+ * One event's envelope JSON: the fields in envelope order around `payloadJson`, the payload as encoded at the append
+ * boundary. Equal to `JSON.stringify(event)` when `payloadJson` is `JSON.stringify(event.payload)`.
+ */
+export function envelopeJson(event: SessionEvent, payloadJson: string): string {
+  return `{"id":${JSON.stringify(event.id)},"session_id":${
+    JSON.stringify(event.session_id)
+  },"seq":${event.seq},"at":${JSON.stringify(event.at)},"type":${
+    JSON.stringify(event.type)
+  },"payload":${payloadJson},"parent_id":${JSON.stringify(event.parent_id)}}`;
+}
+
+/** The checked bounds of one `readJson` page (defaults applied); a bad bound throws a `RangeError`. */
+export function jsonBounds(
+  options: StoreJsonReadOptions,
+): { from: number; maxBytes: number; limit: number } {
+  const from = options.from_seq ?? 1;
+  const limit = options.limit ?? JSON_PAGE_EVENTS;
+  readBounds({ from_seq: from, limit });
+  return { from, maxBytes: options.max_bytes ?? JSON_PAGE_BYTES, limit };
+}
 
 /** `SessionExists`: a `new` draft (or an import) for a session that has events. */
 export function sessionExists(id: string): TerretError {

@@ -15,6 +15,8 @@ import {
   checkImport,
   checkSignal,
   CommitListeners,
+  envelopeJson,
+  jsonBounds,
   readBounds,
   rowCorrupt,
   sessionExists,
@@ -22,10 +24,13 @@ import {
   storeClosed,
   storeCorrupt,
 } from "./_store_support.ts";
+import { jsonLines } from "./_jsonl_json.ts";
 import {
   type CommitListener,
+  type EventJson,
   type SessionStore,
   SessionStoreKey,
+  type StoreJsonReadOptions,
   type StoreReadOptions,
   type StoreStats,
 } from "./store.ts";
@@ -168,6 +173,36 @@ export class JsonlSessionStore implements SessionStore {
     checkSignal(options.signal);
     try {
       return parseLines(bytes, path, sessionId, { from, to, limit, types: options.types });
+    } catch (error) {
+      if (error instanceof TerretError && error.code === "StoreCorrupt") {
+        this.#logger?.log("error", error.message, { code: error.code, ...error.details });
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Reads events as envelope JSON: a stored line is returned as it is when it holds the envelope's fields in order
+   * (every line this store writes), else the parsed event is serialized; each line is still parsed once, to check it.
+   * A bad line ends the page before it; only a page that would start at it rejects with `StoreCorrupt` (logged).
+   */
+  async readJson(sessionId: string, options: StoreJsonReadOptions = {}): Promise<EventJson[]> {
+    if (this.#closing !== undefined) throw storeClosed(this.kind);
+    const bounds = jsonBounds(options);
+    const path = this.#path(sessionId);
+    let bytes: Uint8Array;
+    try {
+      bytes = await Deno.readFile(
+        path,
+        options.signal === undefined ? {} : { signal: options.signal },
+      );
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return [];
+      throw error;
+    }
+    checkSignal(options.signal);
+    try {
+      return jsonLines(bytes, store(path), sessionId, bounds);
     } catch (error) {
       if (error instanceof TerretError && error.code === "StoreCorrupt") {
         this.#logger?.log("error", error.message, { code: error.code, ...error.details });
@@ -334,11 +369,7 @@ export class JsonlSessionStore implements SessionStore {
 
 /** One line: the envelope in field order, the payload as encoded at the boundary. */
 function encodeLine(event: SessionEvent, payloadJson: string): string {
-  return `{"id":${JSON.stringify(event.id)},"session_id":${
-    JSON.stringify(event.session_id)
-  },"seq":${event.seq},"at":${JSON.stringify(event.at)},"type":${
-    JSON.stringify(event.type)
-  },"payload":${payloadJson},"parent_id":${JSON.stringify(event.parent_id)}}\n`;
+  return `${envelopeJson(event, payloadJson)}\n`;
 }
 
 function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {

@@ -11,6 +11,8 @@ import {
   checkImport,
   checkSignal,
   CommitListeners,
+  envelopeJson,
+  jsonBounds,
   readBounds,
   reporter,
   sessionExists,
@@ -19,8 +21,10 @@ import {
 } from "./_store_support.ts";
 import {
   type CommitListener,
+  type EventJson,
   type SessionStore,
   SessionStoreKey,
+  type StoreJsonReadOptions,
   type StoreReadOptions,
   type StoreStats,
 } from "./store.ts";
@@ -40,6 +44,8 @@ import {
 export class MemorySessionStore implements SessionStore {
   readonly kind = "memory";
   readonly #sessions = new Map<string, SessionEvent[]>();
+  /** Each event's envelope JSON by seq - 1: built at append, or on first read for imported events. */
+  readonly #json = new Map<string, (string | undefined)[]>();
   readonly #listeners: CommitListeners;
   #closed = false;
   #events = 0;
@@ -62,6 +68,9 @@ export class MemorySessionStore implements SessionStore {
     const event = Object.freeze(envelopeOf(draft, list.length + 1));
     list.push(event);
     this.#sessions.set(draft.session_id, list);
+    const json = this.#json.get(draft.session_id) ?? [];
+    json.push(envelopeJson(event, draft.payload_json));
+    this.#json.set(draft.session_id, json);
     this.#events++;
     this.#listeners.notify(event);
     return Promise.resolve(event);
@@ -73,6 +82,7 @@ export class MemorySessionStore implements SessionStore {
     if (this.#sessions.has(id)) return Promise.reject(sessionExists(id));
     const frozen = events.map((event) => Object.freeze({ ...event }));
     this.#sessions.set(id, frozen);
+    this.#json.set(id, new Array<string | undefined>(frozen.length));
     this.#events += frozen.length;
     for (const event of frozen) this.#listeners.notify(event);
     return Promise.resolve();
@@ -91,6 +101,30 @@ export class MemorySessionStore implements SessionStore {
       if (types === undefined || types.has(event.type)) out.push(event);
     }
     return out;
+  }
+
+  /**
+   * Reads events as envelope JSON: each event is serialized once (at append, from the payload as encoded at the
+   * boundary; an imported event on its first read) and the text is shared by every later read.
+   */
+  readJson(sessionId: string, options: StoreJsonReadOptions = {}): Promise<EventJson[]> {
+    if (this.#closed) return Promise.reject(storeClosed(this.kind));
+    try {
+      checkSignal(options.signal);
+      const { from, maxBytes, limit } = jsonBounds(options);
+      const events = this.#sessions.get(sessionId) ?? [];
+      const json = this.#json.get(sessionId) ?? [];
+      const out: EventJson[] = [];
+      let bytes = 0;
+      for (let i = from - 1; i < events.length && out.length < limit && bytes < maxBytes; i++) {
+        const text = json[i] ??= JSON.stringify(events[i]);
+        out.push({ seq: i + 1, json: text });
+        bytes += text.length;
+      }
+      return Promise.resolve(out);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   head(sessionId: string): Promise<number> {

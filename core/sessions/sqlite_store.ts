@@ -17,6 +17,7 @@ import {
   checkImport,
   checkSignal,
   CommitListeners,
+  jsonBounds,
   missingRow,
   readBounds,
   rowCorrupt,
@@ -90,10 +91,6 @@ const INSERT_ROWS = 16;
 type Row = [number, string, string, string, string | null, string];
 /** A row with `json_valid(payload)` (1 when the payload is well-formed JSON). */
 type JsonRow = [number, string, string, string, string | null, string, number];
-
-/** Default `max_bytes` and `limit` of {@linkcode SqliteSessionStore.readJson}. */
-const JSON_PAGE_BYTES = 256 * 1024;
-const JSON_PAGE_EVENTS = 1000;
 
 /**
  * A {@linkcode SessionStore} in one SQLite file.
@@ -299,10 +296,7 @@ export class SqliteSessionStore implements SessionStore {
     try {
       if (this.#closing !== undefined) throw storeClosed(this.kind);
       checkSignal(options.signal);
-      const from = options.from_seq ?? 1;
-      const maxBytes = options.max_bytes ?? JSON_PAGE_BYTES;
-      const limit = options.limit ?? JSON_PAGE_EVENTS;
-      readBounds({ from_seq: from, limit });
+      const { from, maxBytes, limit } = jsonBounds(options);
       const out: EventJson[] = [];
       const session = JSON.stringify(sessionId);
       let bytes = 0;

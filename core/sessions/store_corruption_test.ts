@@ -119,6 +119,17 @@ Deno.test("jsonl store: a missing or undecodable line is StoreCorrupt naming the
     const missing =
       `Cannot read seq 3 of session "s" from the jsonl store "${file}": line 3 holds seq 4`;
     await assert.rejects(log.read("s"), { code: "StoreCorrupt", message: missing });
+    // readJson ends a page before the bad line, and a page that starts at it is StoreCorrupt (logged).
+    const all = (await Deno.readTextFile(file)).split("\n");
+    assert.deepStrictEqual(await store.readJson("s"), [
+      { seq: 1, json: all[0] },
+      { seq: 2, json: all[1] },
+    ]);
+    await assert.rejects(store.readJson("s", { from_seq: 3 }), {
+      code: "StoreCorrupt",
+      message: missing,
+    });
+    assert.deepStrictEqual(storeRecords(logger).at(-1), ["error", missing, 3]);
     const gap = await streamUntilError(log);
     assert.deepStrictEqual([gap.seqs, (gap.error as Error).message], [[1, 2], missing]);
     assert.deepStrictEqual(storeRecords(logger).at(-1), ["error", missing, 3]);
@@ -127,6 +138,11 @@ Deno.test("jsonl store: a missing or undecodable line is StoreCorrupt naming the
     const bad =
       `Cannot read seq 2 of session "s" from the jsonl store "${file}": line 2 is not valid JSON`;
     await assert.rejects(log.read("s"), { code: "StoreCorrupt", message: bad });
+    await assert.rejects(store.readJson("s", { from_seq: 2 }), {
+      code: "StoreCorrupt",
+      message: bad,
+    });
+    assert.deepStrictEqual((await store.readJson("s")).map((e) => e.seq), [1]);
     const corrupt = await streamUntilError(log);
     assert.deepStrictEqual([corrupt.seqs, (corrupt.error as Error).message], [[1], bad]);
   } finally {

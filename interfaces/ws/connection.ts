@@ -429,6 +429,10 @@ export class Connection {
         const job: ReplayJob = {
           slice: async (bytes: number): Promise<SliceOutcome> => {
             try {
+              const window = this.#replayWindow();
+              // At most the socket's queue: what it held when the slice began (or last looked) plus three bytes per
+              // UTF-16 unit sent since. The socket is asked again only when that bound reaches the window.
+              let bound = this.#state === "open" ? this.#socket.bufferedAmount : 0;
               for (let sent = 0; sent < bytes;) {
                 if (this.#state !== "open") return "done";
                 if (index >= batch.length) {
@@ -442,11 +446,16 @@ export class Connection {
                   text: `{"type":"event","event":${event.json}}`,
                   bytes: undefined,
                 };
-                if (!this.#fits(frame, this.#replayWindow())) return "blocked";
+                const length = frame.text.length;
+                if (bound + length * 3 > window) {
+                  if (!this.#fits(frame, window)) return "blocked";
+                  bound = this.#socket.bufferedAmount;
+                }
                 this.#socket.send(frame.text);
+                bound += length * 3;
                 this.#lastSent = event.seq;
                 index++;
-                sent += frame.text.length;
+                sent += length;
                 if (event.seq === head) return "done";
               }
               return "more";

@@ -313,6 +313,69 @@ export function runSessionStoreConformance(
     },
   );
 
+  test(
+    "readJson gives every store's events as their JSON.stringify: imported and appended, escapes and non-ASCII text, paged by bytes and count",
+    async (log, store) => {
+      assert.ok(store.readJson !== undefined, `the ${store.kind} store has no readJson`);
+      const text = 'quote " backslash \\ newline \n nul \u0000 line separator \u2028 é ✓ 🌩';
+      await store.importSession([
+        {
+          id: "e1",
+          session_id: "imp",
+          seq: 1,
+          at: "2026-01-01T00:00:00.000Z",
+          type: "session/created",
+          payload: { meta: { agent_id: "imp" } },
+          parent_id: null,
+        },
+        {
+          id: "e2",
+          session_id: "imp",
+          seq: 2,
+          at: "2026-01-01T00:00:01.000Z",
+          type: "assistant/chunk",
+          payload: { kind: "text", text, n: 1.5, list: [true, null, -0.25] },
+          parent_id: "e1",
+        },
+      ]);
+      await log.append("imp", chunk(text));
+      await log.append("imp", {
+        type: "assistant/message",
+        payload: { parts: [{ type: "text", text }] },
+      });
+      const expected = (await log.read("imp")).map((e) => ({
+        seq: e.seq,
+        json: JSON.stringify(e),
+      }));
+      assert.strictEqual(expected.length, 4);
+      assert.deepStrictEqual(await store.readJson("imp"), expected);
+      assert.deepStrictEqual(await store.readJson("imp"), expected, "a second read differs");
+      // Pages: max_bytes stops once it is reached (at least one event), limit counts events, from_seq starts.
+      const first = expected[0]!.json.length;
+      assert.deepStrictEqual(
+        await store.readJson("imp", { max_bytes: first }),
+        expected.slice(0, 1),
+      );
+      assert.deepStrictEqual(
+        await store.readJson("imp", { max_bytes: first + 1 }),
+        expected.slice(0, 2),
+      );
+      assert.deepStrictEqual(
+        await store.readJson("imp", { from_seq: 3, limit: 1 }),
+        expected.slice(2, 3),
+      );
+      assert.deepStrictEqual(await store.readJson("imp", { from_seq: 5 }), []);
+      assert.deepStrictEqual(await store.readJson("nobody"), []);
+      await assert.rejects(
+        store.readJson("imp", { from_seq: 0 }),
+        {
+          name: "RangeError",
+          message: "Cannot read a session: from_seq must be a positive integer, got 0",
+        },
+      );
+    },
+  );
+
   test("a stream ends when its signal aborts, also while waiting for live events", async (log) => {
     await log.create({ session_id: "s" });
     await log.append("s", chunk("a"));
