@@ -135,7 +135,7 @@ export class PostgresSessionStore implements SessionStore {
       options.commitTimeoutMs ?? 15_000,
       this.#s,
       this.#channel,
-      (heads) => this.#remote.encode(heads),
+      this.#remote,
     );
   }
 
