@@ -1,6 +1,7 @@
 /**
- * The PostgreSQL store's write path: one group commit as one transaction in two pipelined round trips on the writer
- * connection, fenced appends checked against the agents' lease tokens, and the `NOTIFY` of the heads advanced.
+ * The PostgreSQL store's write path: one group commit as one statement (its own transaction, one round trip) on the
+ * writer connection, fenced appends checked against the agents' lease tokens inside it, and the `NOTIFY` of the heads
+ * advanced.
  * Internal to the PostgreSQL store.
  *
  * @module
