@@ -92,18 +92,27 @@ export class GroupWriter {
       const committed: SessionEvent[] = [];
       let pending = appends.map((append, index) => ({ append, index }));
       let deadlocks = 0;
-      while (pending.length > 0) {
+      for (let pass = 0; pending.length > 0; pass++) {
         const batch = pending.map((p) => p.append);
         let round: (Outcome<SessionEvent> | undefined)[];
         try {
+          if (pass >= MAX_PASSES) {
+            throw new Error(`the drafts were not placed in ${pass} statements`);
+          }
           round = lean(batch)
             ? await this.#advance(writer, batch)
             : await this.#statement(writer, batch);
         } catch (error) {
-          if ((error as { code?: unknown }).code !== "40P01" || ++deadlocks > MAX_DEADLOCKS) {
-            throw error;
+          if ((error as { code?: unknown }).code === "40P01" && ++deadlocks <= MAX_DEADLOCKS) {
+            pass--;
+            continue;
           }
-          continue;
+          if (pass === 0) throw error;
+          // An earlier statement committed: only the drafts it left fail.
+          for (const { append, index } of pending) {
+            outcomes[index] = { ok: false, error: notPlaced(append.draft.session_id, error) };
+          }
+          break;
         }
         round.forEach((outcome, i) => {
           if (outcome === undefined) return;
@@ -244,10 +253,7 @@ export class GroupWriter {
       }
       return {
         ok: false,
-        error: new TerretError(
-          "StoreFailed",
-          `Cannot append to session "${draft.session_id}": the PostgreSQL store's write statement did not place it`,
-        ),
+        error: notPlaced(draft.session_id, new Error("the write statement did not place it")),
       };
     });
   }
@@ -291,6 +297,19 @@ export class GroupWriter {
 
 /** How often a group is run again after PostgreSQL chose it as a deadlock victim (it wrote nothing). */
 const MAX_DEADLOCKS = 3;
+
+/** The most statements one group takes (a create racing another writer's takes two). */
+const MAX_PASSES = 3;
+
+/** `StoreFailed` for a draft of a group that was not placed while others of the group were committed. */
+function notPlaced(sessionId: string, error: unknown): TerretError {
+  const why = error instanceof Error ? error.message : String(error);
+  return new TerretError(
+    "StoreFailed",
+    `Cannot append to session "${sessionId}" in the PostgreSQL session store: ${why}`,
+    { cause: error },
+  );
+}
 
 /** Whether {@linkcode advanceStatement} can write `appends`: all to existing sessions, each session's under one token. */
 function lean(appends: readonly Append[]): boolean {
