@@ -6,13 +6,15 @@
  *    sessions log (validation and encoding included, as an agent appends) and through the store alone, against the
  *    baseline of raw postgres.js inserts of the same rows at the same batch size (100 rows per transaction, one
  *    multi-row `INSERT … SELECT FROM unnest(…)` into the same table shape with `UNIQUE (session_id, seq)`, seqs
- *    computed client-side, a prepared statement, one transaction at a time). Rounds run the cases in an order rotated per round; ratios are
- *    medians of per-round ratios (target ≥ 0.8×).
+ *    computed client-side, a prepared statement, one transaction at a time). The fenced case appends the same rows
+ *    through `appendFenced` under a lease held on every agent (the fence check rides in the write statement), and is
+ *    reported against both the unfenced store path and raw. Rounds run the cases in an order rotated per round;
+ *    ratios are medians of per-round ratios (target ≥ 0.8×).
  * 2. Cross-node tail latency: two stores on separate connections (two nodes' worth: the notification goes through
  *    the server as between processes), a stream on node B, sequential appends on node A; latency from A's append
  *    resolving (durable) to B's stream yielding it; p50/p99 (target p99 < 20 ms).
  *
- * Run: deno run -A --lock=bench/deno.lock bench/postgres_store.ts [--quick]
+ * Run: deno run -A --lock=bench/deno.lock bench/postgres_store.ts [--quick] [--rounds=N]
  *
  * @module
  */
@@ -26,7 +28,12 @@ import { median } from "./_measure.ts";
 const quick = Deno.args.includes("--quick");
 const AGENTS = 100;
 const PER_AGENT = quick ? 30 : 100;
-const ROUNDS = quick ? 3 : 5;
+const roundsArg = Deno.args.find((arg) => arg.startsWith("--rounds="));
+const ROUNDS = roundsArg !== undefined
+  ? Number(roundsArg.slice("--rounds=".length))
+  : quick
+  ? 3
+  : 5;
 const TAIL_SAMPLES = quick ? 200 : 1000;
 
 const lane = await postgresLane();
@@ -39,29 +46,43 @@ const chunkPayload = { kind: "text", text: "hello world, this is one streamed ch
 const payloadJson = JSON.stringify(chunkPayload);
 let schemas = 0;
 
-async function viaStore(useLog: boolean): Promise<{ ms: number; groupSize: number }> {
+/** How the agents append: through the sessions log, the store's `append`, or `appendFenced` under held leases. */
+type Path = "log" | "store" | "fenced";
+
+async function viaStore(path: Path): Promise<{ ms: number; groupSize: number }> {
   const store = await PostgresSessionStore.open({ url, schema: `b_${++schemas}`, listen: false });
   const ctx = createContext({ mode: "production", logger: createMemoryLogger() });
   const log = new SessionLog(ctx, store);
   const ids = Array.from({ length: AGENTS }, (_, i) => `agent-${i}`);
   await Promise.all(ids.map((id) => log.create({ session_id: id })));
+  const leases = new Map<string, { readonly token: number }>();
+  if (path === "fenced") {
+    for (const id of ids) {
+      const lease = await store.leases.acquire(id, store.node, 600_000);
+      if (lease === undefined) throw new Error(`the lease of "${id}" was not granted`);
+      leases.set(id, lease);
+    }
+  }
   const before = store.stats();
   const started = performance.now();
   await Promise.all(ids.map(async (id) => {
     for (let i = 0; i < PER_AGENT; i++) {
-      if (useLog) await log.append(id, { type: "assistant/chunk", payload: chunkPayload });
-      else {
-        await store.append({
-          id: crypto.randomUUID(),
-          session_id: id,
-          at: new Date().toISOString(),
-          type: "assistant/chunk",
-          payload: chunkPayload,
-          parent_id: null,
-          payload_json: payloadJson,
-          expect: "existing",
-        });
+      if (path === "log") {
+        await log.append(id, { type: "assistant/chunk", payload: chunkPayload });
+        continue;
       }
+      const draft = {
+        id: crypto.randomUUID(),
+        session_id: id,
+        at: new Date().toISOString(),
+        type: "assistant/chunk",
+        payload: chunkPayload,
+        parent_id: null,
+        payload_json: payloadJson,
+        expect: "existing",
+      } as const;
+      if (path === "store") await store.append(draft);
+      else await store.appendFenced(draft, leases.get(id)!);
     }
   }));
   const ms = performance.now() - started;
@@ -113,11 +134,12 @@ console.log(
 const cases: Record<string, () => Promise<number>> = {};
 const groups: number[] = [];
 cases["log"] = async () => {
-  const { ms, groupSize } = await viaStore(true);
+  const { ms, groupSize } = await viaStore("log");
   groups.push(groupSize);
   return ms;
 };
-cases["store"] = async () => (await viaStore(false)).ms;
+cases["store"] = async () => (await viaStore("store")).ms;
+cases["fenced"] = async () => (await viaStore("fenced")).ms;
 cases["raw"] = () => rawInserts(AGENTS);
 const names = Object.keys(cases);
 const times = new Map<string, number[]>(names.map((name) => [name, []]));
@@ -130,13 +152,18 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 const total = AGENTS * PER_AGENT;
 const rate = (name: string): number => total / (median(times.get(name)!) / 1000);
-const ratio = (name: string): number =>
-  median(times.get("raw")!.map((raw, round) => raw / times.get(name)![round]!));
+const ratio = (name: string, baseline = "raw"): number =>
+  median(times.get(baseline)!.map((base, round) => base / times.get(name)![round]!));
 console.log(
   `  raw postgres.js, ${AGENTS} rows per transaction: ${rate("raw").toFixed(0)} events/s`,
 );
 console.log(
   `  store (append):   ${rate("store").toFixed(0)} events/s = ${ratio("store").toFixed(2)}x raw`,
+);
+console.log(
+  `  store (appendFenced, leases held): ${rate("fenced").toFixed(0)} events/s = ${
+    ratio("fenced").toFixed(2)
+  }x raw = ${ratio("fenced", "store").toFixed(2)}x unfenced append`,
 );
 console.log(
   `  sessions log:     ${rate("log").toFixed(0)} events/s = ${ratio("log").toFixed(2)}x raw ` +

@@ -5,16 +5,16 @@
  * @module
  */
 import type { StoreStats } from "../sessions/store.ts";
-import type { GroupLimits, Settled } from "../sessions/_group_commit.ts";
+import {
+  type GroupLimits,
+  type Pending,
+  type Settled,
+  settleGroup,
+  takeGroup,
+} from "../sessions/_group_commit.ts";
 
 /** How one item of a group fared (the same shape as the synchronous stores' group commit). */
 export type Outcome<R> = Settled<R>;
-
-interface Pending<T, R> {
-  readonly item: T;
-  readonly resolve: (value: R) => void;
-  readonly reject: (error: unknown) => void;
-}
 
 /** Bounds on one group (the same as the synchronous stores' group commit). */
 export type AsyncGroupLimits<T> = GroupLimits<T>;
@@ -71,7 +71,7 @@ export class AsyncGroupCommit<T, R> {
 
   async #run(): Promise<void> {
     while (this.#queue.length > 0) {
-      const group = this.#take();
+      const group = takeGroup(this.#queue, this.#limits);
       let outcomes: readonly Outcome<R>[];
       try {
         outcomes = await this.#commit(group.map((pending) => pending.item));
@@ -81,25 +81,9 @@ export class AsyncGroupCommit<T, R> {
       this.#groups++;
       this.#events += group.length;
       this.#maxGroup = Math.max(this.#maxGroup, group.length);
-      group.forEach((pending, i) => {
-        const outcome = outcomes[i]!;
-        if (outcome.ok) pending.resolve(outcome.value);
-        else pending.reject(outcome.error);
-      });
+      settleGroup(group, outcomes);
     }
     this.#running = false;
     for (const resolve of this.#idle.splice(0)) resolve();
-  }
-
-  #take(): Pending<T, R>[] {
-    const { maxItems, maxBytes, sizeOf } = this.#limits;
-    let count = 0, bytes = 0;
-    while (count < this.#queue.length && count < maxItems) {
-      const size = sizeOf(this.#queue[count]!.item);
-      if (count > 0 && bytes + size > maxBytes) break;
-      bytes += size;
-      count++;
-    }
-    return this.#queue.splice(0, count);
   }
 }

@@ -1,6 +1,7 @@
 /**
- * The PostgreSQL store's write path: one group commit as one transaction in two pipelined round trips on the writer
- * connection, fenced appends checked against the agents' lease tokens, and the `NOTIFY` of the heads advanced.
+ * The PostgreSQL store's write path: one group commit as one statement (its own transaction, one round trip) on the
+ * writer connection, fenced appends checked against the agents' lease tokens inside it, and the `NOTIFY` of the heads
+ * advanced.
  * Internal to the PostgreSQL store.
  *
  * @module
@@ -11,6 +12,7 @@ import { TerretError } from "../errors.ts";
 import { envelopeOf, type EventDraft, type SessionEvent } from "../sessions/envelope.ts";
 import { sessionExists, sessionNotFound } from "../sessions/_store_support.ts";
 import type { Outcome } from "./_async_group.ts";
+import { advanceStatement, appendStatement, arrayLiteral } from "./_write_statements.ts";
 
 /** A queued append: the draft and, for a fenced append, the lease's token it was made under. */
 export interface Append {
@@ -18,9 +20,21 @@ export interface Append {
   readonly token: number | undefined;
 }
 
-/** Options for {@linkcode PostgresSessionStore.open}. */
 /** What runs statements: the pool, a reserved connection or a transaction. */
 export type Runner = Pick<Sql, "unsafe">;
+
+/**
+ * How the heads a commit advanced are notified: each notification is `prefix`, a space, and a JSON array of
+ * `[session_id, head]` pairs, and stays under PostgreSQL's payload limit.
+ */
+export interface Notes {
+  /** What each notification starts with (the origin store's id). */
+  readonly prefix: string;
+  /** The notifications of `heads`. */
+  encode(heads: readonly (readonly [string, number])[]): string[];
+  /** For each of `ids`, the notification it goes into when a write statement advances it (parts from 0). */
+  parts(ids: readonly string[]): number[];
+}
 
 /** Writes groups of appends on one connection. */
 export class GroupWriter {
@@ -29,7 +43,7 @@ export class GroupWriter {
   #writer: Sql;
   readonly #s: string;
   readonly #channel: string;
-  readonly #encode: (heads: readonly (readonly [string, number])[]) => string[];
+  readonly #notes: Notes;
   readonly #node: string;
 
   /**
@@ -39,15 +53,15 @@ export class GroupWriter {
    *   waits for one), after which its client is destroyed (rejecting what it holds) and replaced
    * @param quotedSchema the schema, quoted
    * @param channel the `NOTIFY` channel
-   * @param encode the notification payloads for the heads a group advanced
-   * @param node this process's node id, stored with every event it appends
+   * @param notes the notifications of the heads a group advanced
+   * @param node this process's node id, stored with every event it appends (with the append's fencing token)
    */
   constructor(
     connect: () => Sql,
     timeoutMs: number,
     quotedSchema: string,
     channel: string,
-    encode: (heads: readonly (readonly [string, number])[]) => string[],
+    notes: Notes,
     node: string,
   ) {
     this.#connect = connect;
@@ -55,19 +69,17 @@ export class GroupWriter {
     this.#writer = connect();
     this.#s = quotedSchema;
     this.#channel = channel;
-    this.#encode = encode;
+    this.#notes = notes;
     this.#node = node;
   }
 
   /**
-   * One group, one transaction, two round trips on the writer connection: `BEGIN`, the head rows of created sessions
-   * inserted when missing, and
-   * every head of the group locked (`FOR UPDATE`, in session id order so writers never deadlock) with the
-   * transaction's id; then the seqs assigned here, and the heads' update, the events' insert, the `NOTIFY` and
-   * `COMMIT` sent together. Each write of the second trip names the transaction id and writes nothing outside that
-   * transaction, and its row counts are checked, so a connection lost between the trips (the second then landing on
-   * a new connection) stores nothing rather than writing unlocked. A statement that fails aborts the transaction, so
-   * the `COMMIT` behind it rolls back.
+   * One group, one transaction, one round trip: the whole group is a single statement committed on its own, so seqs
+   * are assigned, heads advanced, events inserted, fences checked and the `NOTIFY` sent under the locks that
+   * statement takes. A group of appends to existing sessions, each session's under one token, takes the lean
+   * {@linkcode advanceStatement}; any other the general {@linkcode appendStatement}. The rare session another writer
+   * created after the statement's snapshot (its "new" draft raced a creation) is written by a second statement,
+   * which sees it; a statement PostgreSQL aborted as a deadlock victim wrote nothing and runs again.
    */
   async commit(
     appends: readonly Append[],
@@ -80,7 +92,40 @@ export class GroupWriter {
       void writer.end({ timeout: 0 }).catch(() => {});
     }, this.#timeoutMs);
     try {
-      return await this.#commitOn(writer, appends);
+      const outcomes: Outcome<SessionEvent>[] = [];
+      const committed: SessionEvent[] = [];
+      let pending = appends.map((append, index) => ({ append, index }));
+      let deadlocks = 0;
+      for (let pass = 0; pending.length > 0; pass++) {
+        const batch = pending.map((p) => p.append);
+        let round: (Outcome<SessionEvent> | undefined)[];
+        try {
+          if (pass >= MAX_PASSES) {
+            throw new Error(`the drafts were not placed in ${pass} statements`);
+          }
+          round = lean(batch)
+            ? await this.#advance(writer, batch)
+            : await this.#statement(writer, batch);
+        } catch (error) {
+          if ((error as { code?: unknown }).code === "40P01" && ++deadlocks <= MAX_DEADLOCKS) {
+            pass--;
+            continue;
+          }
+          if (pass === 0) throw error;
+          // An earlier statement committed: only the drafts it left fail.
+          for (const { append, index } of pending) {
+            outcomes[index] = { ok: false, error: notPlaced(append.draft.session_id, error) };
+          }
+          break;
+        }
+        round.forEach((outcome, i) => {
+          if (outcome === undefined) return;
+          outcomes[pending[i]!.index] = outcome;
+          if (outcome.ok) committed.push(outcome.value);
+        });
+        pending = pending.filter((_, i) => round[i] === undefined);
+      }
+      return { outcomes, committed };
     } catch (error) {
       if (!expired) throw error;
       throw new Error(`PostgreSQL did not answer within ${this.#timeoutMs} ms`, { cause: error });
@@ -94,129 +139,146 @@ export class GroupWriter {
     return this.#writer.end({ timeout: 5 });
   }
 
-  async #commitOn(
-    writer: Sql,
-    appends: readonly Append[],
-  ): Promise<{ outcomes: Outcome<SessionEvent>[]; committed: SessionEvent[] }> {
-    const batch = appends.map((append) => append.draft);
-    const ids = [...new Set(batch.map((draft) => draft.session_id))].sort();
-    const fenced = [
-      ...new Set(appends.filter((a) => a.token !== undefined).map((a) => a.draft.session_id)),
-    ].sort();
-    // Head rows are created only for sessions a draft creates: an `existing` draft without one is SessionNotFound.
-    const created = [
-      ...new Set(batch.filter((draft) => draft.expect === "new").map((draft) => draft.session_id)),
-    ].sort();
-    const s = this.#s;
-    const outcomes: Outcome<SessionEvent>[] = [];
-    const committed: SessionEvent[] = [];
-    let open = false;
-    try {
-      const [, , locked, leased] = await Promise.all([
-        writer.unsafe("BEGIN").then(() => open = true),
-        created.length === 0 ? Promise.resolve() : prepared(
-          writer,
-          `INSERT INTO ${s}.session_heads (session_id, head) SELECT id, 0 FROM unnest($1::text[]) AS id ` +
-            "ORDER BY id ON CONFLICT DO NOTHING",
-          [created],
-        ),
-        prepared(
-          writer,
-          `SELECT session_id, head, txid_current()::text FROM ${s}.session_heads ` +
-            "WHERE session_id = ANY($1::text[]) ORDER BY session_id FOR UPDATE",
-          [ids],
-        ).values(),
-        fenced.length === 0 ? Promise.resolve([]) : prepared(
-          writer,
-          `SELECT agent_id, token::text FROM ${s}.agent_leases WHERE agent_id = ANY($1::text[]) ` +
-            "ORDER BY agent_id FOR SHARE",
-          [fenced],
-        ).values(),
-      ]);
-      const tokens = new Map<string, number>(leased.map((row) => [row[0], Number(row[1])]));
-      const heads = new Map<string, number>(locked.map((row) => [row[0], Number(row[1])]));
-      const txid = String(locked[0]?.[2]);
-      const payloads: string[] = [];
-      const fencing: (number | null)[] = [];
-      for (const { draft, token } of appends) {
-        const head = heads.get(draft.session_id) ?? 0;
-        if (token !== undefined && tokens.get(draft.session_id) !== token) {
-          outcomes.push({
-            ok: false,
-            error: staleToken(draft.session_id, token, tokens.get(draft.session_id)),
-          });
-          continue;
-        }
-        if (draft.expect === "new" && head > 0) {
-          outcomes.push({ ok: false, error: sessionExists(draft.session_id) });
-          continue;
-        }
-        if (draft.expect === "existing" && head === 0) {
-          outcomes.push({ ok: false, error: sessionNotFound(draft.session_id) });
-          continue;
-        }
-        const event = envelopeOf(draft, head + 1);
-        heads.set(draft.session_id, head + 1);
-        committed.push(event);
-        payloads.push(draft.payload_json);
-        fencing.push(token ?? null);
-        outcomes.push({ ok: true, value: event });
-      }
-      if (committed.length === 0) {
-        open = false;
-        await writer.unsafe("ROLLBACK");
-        return { outcomes, committed };
-      }
-      const advanced = [...new Set(committed.map((event) => event.session_id))]
-        .map((id): [string, number] => [id, heads.get(id)!]);
-      const [updated, inserted, , end] = await Promise.all([
-        prepared(
-          writer,
-          `UPDATE ${s}.session_heads AS h SET head = v.head FROM unnest($1::text[], $2::bigint[]) ` +
-            "AS v(session_id, head) WHERE h.session_id = v.session_id AND txid_current()::text = $3",
-          [advanced.map((a) => a[0]), advanced.map((a) => a[1]), txid],
-        ),
-        this.insert(writer, committed, payloads, txid, fencing),
-        this.notify(writer, advanced, txid),
-        writer.unsafe("COMMIT"),
-      ]);
-      open = false;
-      // A COMMIT of a transaction a statement aborted answers ROLLBACK (Promise.all has thrown then); writes that
-      // landed outside the transaction wrote nothing.
-      if (
-        end.command !== "COMMIT" || updated.count !== advanced.length ||
-        inserted.count !== committed.length
-      ) {
-        throw new Error(
-          "the connection was lost in the middle of the transaction; nothing was written",
-        );
-      }
-    } catch (error) {
-      if (open) await writer.unsafe("ROLLBACK").catch(() => {});
-      throw error;
+  /** Runs {@linkcode advanceStatement} for a group {@linkcode lean} accepts; each append's outcome. */
+  async #advance(writer: Sql, appends: readonly Append[]): Promise<Outcome<SessionEvent>[]> {
+    const sessions = new Map<string, { n: number; token: number | undefined }>();
+    const ranks: string[] = [];
+    for (const { draft, token } of appends) {
+      const session = sessions.get(draft.session_id);
+      if (session === undefined) sessions.set(draft.session_id, { n: 1, token });
+      else session.n++;
+      ranks.push(String(session?.n ?? 1));
     }
-    return { outcomes, committed };
+    const ids = [...sessions.keys()].sort();
+    const drafts = appends.map((append) => append.draft);
+    const rows = await prepared(writer, advanceStatement(this.#s), [
+      arrayLiteral(ids),
+      arrayLiteral(ids.map((id) => String(sessions.get(id)!.n))),
+      arrayLiteral(ids.map((id) => {
+        const token = sessions.get(id)!.token;
+        return token === undefined ? null : String(token);
+      })),
+      arrayLiteral(this.#notes.parts(ids).map(String)),
+      arrayLiteral(ids.filter((id) => sessions.get(id)!.token !== undefined)),
+      arrayLiteral(drafts.map((d) => d.session_id)),
+      arrayLiteral(ranks),
+      arrayLiteral(drafts.map((d) => d.id)),
+      arrayLiteral(drafts.map((d) => d.at)),
+      arrayLiteral(drafts.map((d) => d.type)),
+      arrayLiteral(drafts.map((d) => d.parent_id)),
+      arrayLiteral(drafts.map((d) => d.payload_json)),
+      this.#channel,
+      this.#notes.prefix,
+      this.#node,
+    ]).values() as unknown as [number, string | null, string | null][];
+    const tokens = new Map<string, number>();
+    const bases = new Map<string, number>();
+    for (const [kind, value, key] of rows) {
+      if (kind === 1) tokens.set(key!, Number(value));
+      else if (kind === 2) bases.set(key!, Number(value));
+    }
+    return appends.map(({ draft, token }, i): Outcome<SessionEvent> => {
+      const base = bases.get(draft.session_id);
+      if (base !== undefined) {
+        return { ok: true, value: envelopeOf(draft, base + Number(ranks[i])) };
+      }
+      const current = tokens.get(draft.session_id);
+      if (token !== undefined && current !== token) {
+        return { ok: false, error: staleToken(draft.session_id, token, current) };
+      }
+      return { ok: false, error: sessionNotFound(draft.session_id) };
+    });
   }
 
   /**
-   * Inserts events in one statement (arrays unnested server-side), each stored with this node and its fencing token
-   * (`fencing[i]`, NULL when absent or unfenced); with `txid`, only inside that transaction (outside it, none).
+   * Runs {@linkcode appendStatement} for any group; each append's outcome, or `undefined` for one to run again (its session was created
+   * by another writer after the statement's snapshot, so nothing of that session was written).
+   */
+  async #statement(
+    writer: Sql,
+    appends: readonly Append[],
+  ): Promise<(Outcome<SessionEvent> | undefined)[]> {
+    const drafts = appends.map((append) => append.draft);
+    const ids = [...new Set(drafts.map((draft) => draft.session_id))].sort();
+    const fenced = [
+      ...new Set(appends.filter((a) => a.token !== undefined).map((a) => a.draft.session_id)),
+    ].sort();
+    // The arrays go as array literals made here: postgres.js serializes an array parameter only once it has fetched
+    // the server's array types, which a fresh connection's first statement can outrun.
+    const rows = await prepared(writer, appendStatement(this.#s), [
+      arrayLiteral(drafts.map((d) => d.session_id)),
+      arrayLiteral(drafts.map((d) => d.id)),
+      arrayLiteral(drafts.map((d) => d.at)),
+      arrayLiteral(drafts.map((d) => d.type)),
+      arrayLiteral(drafts.map((d) => d.parent_id)),
+      arrayLiteral(drafts.map((d) => d.payload_json)),
+      arrayLiteral(drafts.map((d) => d.expect)),
+      arrayLiteral(appends.map((a) => a.token === undefined ? null : String(a.token))),
+      arrayLiteral(fenced),
+      arrayLiteral(ids),
+      this.#channel,
+      this.#notes.prefix,
+      arrayLiteral(this.#notes.parts(ids).map(String)),
+      this.#node,
+    ]).values() as unknown as [number, number | null, string | null, string | null][];
+    const seqs = new Map<number, number>();
+    const tokens = new Map<string, number>();
+    const written = new Set<string>();
+    const seen = new Map<string, number>();
+    for (const [kind, ord, value, key] of rows) {
+      if (kind === 0) seqs.set(Number(ord) - 1, Number(value));
+      else if (kind === 1) tokens.set(key!, Number(value));
+      else if (kind === 2) written.add(key!);
+      else if (kind === 3) seen.set(key!, Number(value));
+    }
+    const again = new Set<string>();
+    // The heads as the statement found them (its snapshot), advanced draft by draft as it did: a draft it placed
+    // takes the seq it was given; one it did not is refused here for the reason the statement refused it.
+    const heads = new Map(ids.map((id) => [id, seen.get(id) ?? 0]));
+    return appends.map(({ draft, token }, i): Outcome<SessionEvent> | undefined => {
+      const seq = seqs.get(i);
+      if (again.has(draft.session_id)) return undefined;
+      if (seq !== undefined) {
+        heads.set(draft.session_id, seq);
+        return { ok: true, value: envelopeOf(draft, seq) };
+      }
+      const head = heads.get(draft.session_id)!;
+      const current = tokens.get(draft.session_id);
+      if (token !== undefined && current !== token) {
+        return { ok: false, error: staleToken(draft.session_id, token, current) };
+      }
+      if (draft.expect === "new" && head > 0) {
+        return { ok: false, error: sessionExists(draft.session_id) };
+      }
+      if (draft.expect === "existing" && head === 0) {
+        return { ok: false, error: sessionNotFound(draft.session_id) };
+      }
+      if (!written.has(draft.session_id)) {
+        again.add(draft.session_id);
+        return undefined;
+      }
+      return {
+        ok: false,
+        error: notPlaced(draft.session_id, new Error("the write statement did not place it")),
+      };
+    });
+  }
+
+  /**
+   * Inserts events in one statement (arrays unnested server-side), unfenced, recording this node as their writer.
    */
   insert(
     tx: Runner,
     events: readonly SessionEvent[],
     payloads: readonly string[],
-    txid?: string,
-    fencing?: readonly (number | null)[],
   ): postgres.PendingQuery<postgres.Row[]> {
     return prepared(
       tx,
       `INSERT INTO ${this.#s}.session_events ` +
         "(session_id, seq, id, at, type, parent_id, payload, node, fencing_token) " +
-        "SELECT session_id, seq, id, at, type, parent_id, payload::json, $9::text, fencing_token " +
-        "FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], " +
-        "$10::bigint[]) AS v(session_id, seq, id, at, type, parent_id, payload, fencing_token) " +
-        "WHERE $8::text IS NULL OR txid_current()::text = $8",
+        "SELECT session_id, seq, id, at, type, parent_id, payload::json, $8::text, NULL " +
+        "FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) " +
+        "AS v(session_id, seq, id, at, type, parent_id, payload)",
       [
         events.map((e) => e.session_id),
         events.map((e) => e.seq),
@@ -225,22 +287,47 @@ export class GroupWriter {
         events.map((e) => e.type),
         events.map((e) => e.parent_id),
         payloads as string[],
-        txid ?? null,
         this.#node,
-        events.map((_, i) => fencing?.[i] ?? null),
       ],
     );
   }
 
   /** `NOTIFY`s the heads a transaction advanced (delivered on commit; ids and seqs only, never payloads). */
-  notify(tx: Runner, heads: readonly [string, number][], txid?: string): Promise<unknown> {
-    const messages = this.#encode(heads);
+  notify(tx: Runner, heads: readonly [string, number][]): Promise<unknown> {
+    const messages = this.#notes.encode(heads);
     return prepared(
       tx,
-      "SELECT pg_notify($1, m) FROM unnest($2::text[]) AS m WHERE $3::text IS NULL OR txid_current()::text = $3",
-      [this.#channel, messages, txid ?? null],
+      "SELECT pg_notify($1, m) FROM unnest($2::text[]) AS m",
+      [this.#channel, messages],
     );
   }
+}
+
+/** How often a group is run again after PostgreSQL chose it as a deadlock victim (it wrote nothing). */
+const MAX_DEADLOCKS = 3;
+
+/** The most statements one group takes (a create racing another writer's takes two). */
+const MAX_PASSES = 3;
+
+/** `StoreFailed` for a draft of a group that was not placed while others of the group were committed. */
+function notPlaced(sessionId: string, error: unknown): TerretError {
+  const why = error instanceof Error ? error.message : String(error);
+  return new TerretError(
+    "StoreFailed",
+    `Cannot append to session "${sessionId}" in the PostgreSQL session store: ${why}`,
+    { cause: error },
+  );
+}
+
+/** Whether {@linkcode advanceStatement} can write `appends`: all to existing sessions, each session's under one token. */
+function lean(appends: readonly Append[]): boolean {
+  const tokens = new Map<string, number | undefined>();
+  for (const { draft, token } of appends) {
+    if (draft.expect !== "existing") return false;
+    if (!tokens.has(draft.session_id)) tokens.set(draft.session_id, token);
+    else if (tokens.get(draft.session_id) !== token) return false;
+  }
+  return true;
 }
 
 /**

@@ -30,22 +30,36 @@ export class RemoteHeads {
     return () => void this.#listeners.delete(entry);
   }
 
+  /** What each notification starts with: this store's id (a space and the JSON array of heads follow). */
+  get prefix(): string {
+    return this.#origin;
+  }
+
   /** The notification payloads for `heads`, each under PostgreSQL's size limit. */
   encode(heads: readonly (readonly [string, number])[]): string[] {
-    const out: string[] = [];
-    let part: (readonly [string, number])[] = [];
+    const parts = this.parts(heads.map((pair) => pair[0]));
+    const out: (readonly [string, number])[][] = [];
+    heads.forEach((pair, i) => (out[parts[i]!] ??= []).push(pair));
+    return out.map((part) => `${this.#origin} ${JSON.stringify(part)}`);
+  }
+
+  /**
+   * For each session id, the notification (from 0) its head goes into, so that each stays under PostgreSQL's size
+   * limit (a head is at most 20 digits; an id's character takes at most three bytes).
+   */
+  parts(ids: readonly string[]): number[] {
+    const out: number[] = [];
+    let part = 0;
     let size = 0;
-    for (const pair of heads) {
-      const bytes = pair[0].length * 3 + 24;
-      if (part.length > 0 && size + bytes > MAX_MESSAGE) {
-        out.push(`${this.#origin} ${JSON.stringify(part)}`);
-        part = [];
+    for (const id of ids) {
+      const bytes = id.length * 3 + 24;
+      if (size > 0 && size + bytes > MAX_MESSAGE) {
+        part++;
         size = 0;
       }
-      part.push(pair);
+      out.push(part);
       size += bytes;
     }
-    if (part.length > 0) out.push(`${this.#origin} ${JSON.stringify(part)}`);
     return out;
   }
 

@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL session store over postgres.js: the fleet's shared store. Seqs are assigned inside the write
  * transaction under a row lock on the session's head, `UNIQUE (session_id, seq)` is the last line of defence, appends
- * are group-committed (one transaction per group, its statements pipelined on one connection), and every commit
+ * are group-committed (one statement, its own transaction, per group, on a connection of its own), and every commit
  * `NOTIFY`s the session ids and heads it advanced so other processes' streams tail it live.
  *
  * @module
@@ -143,7 +143,7 @@ export class PostgresSessionStore implements SessionStore {
       options.commitTimeoutMs ?? 15_000,
       this.#s,
       this.#channel,
-      (heads) => this.#remote.encode(heads),
+      this.#remote,
       node,
     );
   }

@@ -208,3 +208,131 @@ test("a schema at an older version is upgraded in place, keeping its events", as
     await sql.end();
   }
 });
+
+/** The outcomes of appends submitted together (one group), as seqs or error codes, in submission order. */
+async function outcomes(appended: Promise<{ seq: number }>[]): Promise<(number | string)[]> {
+  const settled = await Promise.allSettled(appended);
+  return settled.map((s) =>
+    s.status === "fulfilled" ? s.value.seq : String((s.reason as TerretError).code)
+  );
+}
+
+test("one group mixing creates, appends, refusals and fences gives each draft its own outcome", async () => {
+  const store = await PostgresSessionStore.open({ url, schema: "mixed", listen: false });
+  try {
+    await store.append(draft("t", "", "new"));
+    const lease = (await store.leases.acquire("t", "node-a", 60_000))!;
+    const before = store.stats().groups;
+    const results = await outcomes([
+      store.append(draft("u", "u1")), // no session yet: refused
+      store.append(draft("s", "", "new")),
+      store.append(draft("s", "s1")),
+      store.append(draft("s", "", "new")), // created above in this group: refused
+      store.append(draft("s", "s2")),
+      store.appendFenced(draft("t", "t1"), lease),
+      store.appendFenced(draft("t", "t2"), { token: lease.token + 1 }), // not the current token
+      store.append(draft("t", "", "new")), // exists: refused
+      store.append(draft("t", "t3")),
+    ]);
+    assert.equal(store.stats().groups - before, 1);
+    assert.deepStrictEqual(results, [
+      "SessionNotFound",
+      1,
+      2,
+      "SessionExists",
+      3,
+      2,
+      "StaleFencingToken",
+      "SessionExists",
+      3,
+    ]);
+    const texts = async (id: string) =>
+      (await store.read(id)).map((e) => [e.seq, (e.payload as { text?: string }).text ?? ""]);
+    assert.deepStrictEqual(await texts("s"), [[1, ""], [2, "s1"], [3, "s2"]]);
+    assert.deepStrictEqual(await texts("t"), [[1, ""], [2, "t1"], [3, "t3"]]);
+    assert.deepStrictEqual(await store.list(), ["s", "t"]);
+    assert.deepStrictEqual([await store.head("s"), await store.head("t"), await store.head("u")], [
+      3,
+      3,
+      0,
+    ]);
+  } finally {
+    await store.close();
+    await (await harness("mixed")).cleanup();
+  }
+});
+
+test("one group of appends to existing sessions refuses a missing session and a stale token, and writes the rest", async () => {
+  const store = await PostgresSessionStore.open({ url, schema: "lean", listen: false });
+  try {
+    await Promise.all([store.append(draft("a", "", "new")), store.append(draft("b", "", "new"))]);
+    const lease = (await store.leases.acquire("b", "node-a", 60_000))!;
+    const before = store.stats().groups;
+    const results = await outcomes([
+      store.append(draft("a", "a1")),
+      store.appendFenced(draft("b", "b1"), { token: lease.token + 1 }),
+      store.append(draft("gone", "g1")),
+      store.append(draft("a", "a2")),
+      store.appendFenced(draft("b", "b2"), { token: lease.token + 1 }),
+    ]);
+    assert.equal(store.stats().groups - before, 1);
+    assert.deepStrictEqual(results, [
+      2,
+      "StaleFencingToken",
+      "SessionNotFound",
+      3,
+      "StaleFencingToken",
+    ]);
+    assert.deepStrictEqual((await store.read("a")).map((e) => e.seq), [1, 2, 3]);
+    assert.deepStrictEqual((await store.read("b")).map((e) => e.seq), [1]);
+    assert.deepStrictEqual(await store.list(), ["a", "b"]);
+    assert.deepStrictEqual((await store.appendFenced(draft("b", "b3"), lease)).seq, 2);
+  } finally {
+    await store.close();
+    await (await harness("lean")).cleanup();
+  }
+});
+
+test("a session another writer creates while a group's create waits on it: the group's drafts to it are written after it", async () => {
+  const store = await PostgresSessionStore.open({ url, schema: "race", listen: false });
+  const sql = postgres(url, { onnotice: () => {} });
+  try {
+    await store.append(draft("other", "", "new"));
+    const created = draft("r", "", "new");
+    let group: Promise<(number | string)[]> | undefined;
+    await sql.begin(async (tx) => {
+      // The other writer holds its uncommitted create of "r" while the group runs into it.
+      await tx.unsafe(
+        "INSERT INTO race.session_heads VALUES ('r', 1); INSERT INTO race.session_events VALUES " +
+          `('r', 1, '${created.id}', '1970-01-01T00:00:00.000Z', 'session/created', NULL, '{}')`,
+      );
+      group = outcomes([
+        store.append(draft("r", "", "new")),
+        store.append(draft("r", "r1")),
+        store.append(draft("other", "o1")),
+      ]);
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const waiting = await sql.unsafe(
+          "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH input%'",
+        );
+        if (waiting.length > 0) break;
+        if (Date.now() > deadline) {
+          throw new Error("the group never waited on the other writer's create");
+        }
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    });
+    // The group's create of "r" is refused (the other writer's came first); its append follows that create.
+    assert.deepStrictEqual(await group, ["SessionExists", 2, 2]);
+    assert.deepStrictEqual((await store.read("r")).map((e) => [e.seq, e.type]), [
+      [1, "session/created"],
+      [2, "assistant/chunk"],
+    ]);
+    assert.equal(await store.head("r"), 2);
+  } finally {
+    await sql.end();
+    await store.close();
+    await (await harness("race")).cleanup();
+  }
+});

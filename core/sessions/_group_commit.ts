@@ -13,7 +13,8 @@ export type Settled<R> = { readonly ok: true; readonly value: R } | {
   readonly error: unknown;
 };
 
-interface Pending<T, R> {
+/** A submitted item and how to settle it. */
+export interface Pending<T, R> {
   readonly item: T;
   readonly resolve: (value: R) => void;
   readonly reject: (error: unknown) => void;
@@ -94,11 +95,7 @@ export class GroupCommit<T, R> {
     this.#maxGroup = Math.max(this.#maxGroup, group.length);
     this.#maxBlock = Math.max(this.#maxBlock, blocked);
     this.#totalBlock += blocked;
-    group.forEach((pending, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) pending.resolve(outcome.value);
-      else pending.reject(outcome.error);
-    });
+    settleGroup(group, outcomes);
     if (this.#queue.length > 0) {
       setImmediate(() => this.#flush());
       return;
@@ -108,14 +105,34 @@ export class GroupCommit<T, R> {
   }
 
   #take(): Pending<T, R>[] {
-    const { maxItems, maxBytes, sizeOf } = this.#limits;
-    let count = 0, bytes = 0;
-    while (count < this.#queue.length && count < maxItems) {
-      const size = sizeOf(this.#queue[count]!.item);
-      if (count > 0 && bytes + size > maxBytes) break;
-      bytes += size;
-      count++;
-    }
-    return this.#queue.splice(0, count);
+    return takeGroup(this.#queue, this.#limits);
   }
+}
+
+/**
+ * Takes the next group off the front of `queue`: as many items as fit the limits, and always at least one (an item
+ * larger than `maxBytes` goes alone).
+ */
+export function takeGroup<T, R>(queue: Pending<T, R>[], limits: GroupLimits<T>): Pending<T, R>[] {
+  const { maxItems, maxBytes, sizeOf } = limits;
+  let count = 0, bytes = 0;
+  while (count < queue.length && count < maxItems) {
+    const size = sizeOf(queue[count]!.item);
+    if (count > 0 && bytes + size > maxBytes) break;
+    bytes += size;
+    count++;
+  }
+  return queue.splice(0, count);
+}
+
+/** Settles each item of a group with its outcome (`outcomes[i]` is `group[i]`'s), in order. */
+export function settleGroup<T, R>(
+  group: readonly Pending<T, R>[],
+  outcomes: readonly Settled<R>[],
+): void {
+  group.forEach((pending, i) => {
+    const outcome = outcomes[i]!;
+    if (outcome.ok) pending.resolve(outcome.value);
+    else pending.reject(outcome.error);
+  });
 }

@@ -1,0 +1,132 @@
+/**
+ * The PostgreSQL store's write statements: each writes one group of appends as a single statement, which PostgreSQL
+ * commits on its own, so a group costs one round trip. Internal to the PostgreSQL store.
+ *
+ * @module
+ */
+
+/**
+ * The statement that writes a group whose drafts all append to existing sessions, each session's under one fencing
+ * token or none (a single statement commits on its own, so this is the whole transaction), in the schema `s`.
+ * Parameters: the group's session ids, sorted, with the number of drafts of each, its token (null when unfenced) and
+ * its notification part; the fenced session ids; then per draft its session id, its rank among its session's drafts
+ * (from 1), id, time, type, parent id and payload text; the `NOTIFY` channel, the notification prefix, and the
+ * node id recorded as each event's writer (with its session's fencing token).
+ *
+ * It share-locks the fenced sessions' lease rows, advances each session's head (locking it) by its number of drafts
+ * when the session has events and its token is current, inserts those sessions' drafts at the seqs that follow the
+ * head it found, and `NOTIFY`s the heads advanced. A session it did not advance gets nothing written.
+ *
+ * It answers rows `[kind, value, key]`: kind 1, each fenced session's current token; 2, each session advanced and
+ * the head it found; 4 and 5, the counts of notifications and of events inserted.
+ */
+export function advanceStatement(s: string): string {
+  return `WITH sessions AS (
+  SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::int[]) AS v(session_id, n, token, part)
+), leases AS (
+  SELECT agent_id, token FROM ${s}.agent_leases WHERE agent_id = ANY($5::text[]) ORDER BY agent_id FOR SHARE
+), heads AS (
+  UPDATE ${s}.session_heads AS h SET head = h.head + v.n
+  FROM sessions v LEFT JOIN leases l ON l.agent_id = v.session_id
+  WHERE h.session_id = v.session_id AND h.head > 0 AND (v.token IS NULL OR v.token = l.token)
+  RETURNING h.session_id, h.head - v.n AS base, h.head, v.part, v.token
+), inserted AS (
+  INSERT INTO ${s}.session_events (session_id, seq, id, at, type, parent_id, payload, node, fencing_token)
+  SELECT e.session_id, h.base + e.rank, e.id, e.at, e.type, e.parent_id, e.payload::json, $15::text, h.token
+  FROM unnest($6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])
+    AS e(session_id, rank, id, at, type, parent_id, payload) JOIN heads h USING (session_id)
+  RETURNING 1
+), notified AS (
+  SELECT pg_notify($13, $14 || ' ' || json_agg(json_build_array(session_id, head))::text) FROM heads GROUP BY part
+)
+SELECT 1, token::text, agent_id FROM leases
+UNION ALL SELECT 2, base::text, session_id FROM heads
+UNION ALL SELECT 4, count(*)::text, NULL FROM notified
+UNION ALL SELECT 5, count(*)::text, NULL FROM inserted`;
+}
+
+/**
+ * The statement that writes one group (a single statement commits on its own, so this is the whole transaction), in
+ * the schema `s`. Parameters: the drafts' session ids, ids, times, types, parent ids, payload texts, expectations
+ * (`new` or `existing`), and each one's fencing token (null when unfenced); the fenced session ids; every session id of
+ * the group, sorted; the `NOTIFY` channel, the notification prefix, each session id's notification part, and the node
+ * id recorded as each event's writer (with the draft's fencing token).
+ *
+ * It share-locks the fenced sessions' lease rows (an append under a token that is not current is not placed) and
+ * locks, in session id order, the heads of the sessions that already had events in its snapshot; advances those
+ * heads by the appends placed on them (an append that creates a session is refused there), creates the heads of the
+ * sessions it creates (refusing appends before the first creating one), inserts the placed events at seqs counted
+ * from the locked heads, and `NOTIFY`s the heads advanced. A session created by another writer after the snapshot is
+ * left alone (its head is neither locked nor created), so nothing of it is written.
+ *
+ * It answers rows `[kind, ordinal, value, key]`: kind 0, each placed draft's 1-based ordinal and seq; 1, each fenced
+ * session's current token; 2, each session written; 3, each session's head in the snapshot.
+ */
+export function appendStatement(s: string): string {
+  return `WITH input AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+    $8::bigint[]) WITH ORDINALITY AS v(session_id, id, at, type, parent_id, payload, expect, token, ord)
+), leases AS (
+  SELECT agent_id, token FROM ${s}.agent_leases WHERE agent_id = ANY($9::text[]) ORDER BY agent_id FOR SHARE
+), seen AS (
+  SELECT session_id, head FROM ${s}.session_heads WHERE session_id = ANY($10::text[])
+), checked AS (
+  SELECT i.*, i.expect = 'new' AS is_new, i.token IS NULL OR i.token = l.token AS ok FROM input i LEFT JOIN leases l ON l.agent_id = i.session_id
+), opened AS (
+  SELECT c.*, min(c.ord) FILTER (WHERE c.ok AND c.is_new) OVER (PARTITION BY c.session_id) AS opener FROM checked c
+), fates AS (
+  SELECT o.*, o.ok AND NOT o.is_new AS if_open,
+    coalesce(o.ok AND o.ord >= o.opener AND (o.ord = o.opener OR NOT o.is_new), false) AS if_new
+  FROM opened o
+), counted AS (
+  SELECT f.*, count(*) FILTER (WHERE f.if_open) OVER w AS rank_open, count(*) FILTER (WHERE f.if_new) OVER w AS rank_new
+  FROM fates f WINDOW w AS (PARTITION BY f.session_id ORDER BY f.ord)
+), totals AS (
+  SELECT session_id, max(rank_open) AS n_open, max(rank_new) AS n_new FROM counted GROUP BY session_id
+), locked AS (
+  SELECT session_id, head FROM ${s}.session_heads WHERE session_id = ANY($10::text[]) AND head > 0
+  ORDER BY session_id FOR UPDATE
+), advanced AS (
+  UPDATE ${s}.session_heads AS h SET head = l.head + t.n_open FROM locked l JOIN totals t USING (session_id)
+  WHERE h.session_id = l.session_id AND t.n_open > 0
+  RETURNING h.session_id, l.head AS base, h.head
+), created AS (
+  INSERT INTO ${s}.session_heads AS h (session_id, head)
+  SELECT t.session_id, t.n_new FROM totals t
+  WHERE t.n_new > 0 AND NOT EXISTS (SELECT 1 FROM seen WHERE seen.session_id = t.session_id AND seen.head > 0)
+  ORDER BY t.session_id
+  ON CONFLICT (session_id) DO UPDATE SET head = excluded.head WHERE h.head = 0
+  RETURNING h.session_id, 0::bigint AS base, h.head
+), heads AS (
+  SELECT * FROM advanced UNION ALL SELECT * FROM created
+), placed AS (
+  SELECT c.ord, c.session_id, c.id, c.at, c.type, c.parent_id, c.payload, c.token,
+    h.base + CASE WHEN h.base = 0 THEN c.rank_new ELSE c.rank_open END AS seq
+  FROM counted c JOIN heads h USING (session_id)
+  WHERE CASE WHEN h.base = 0 THEN c.if_new ELSE c.if_open END
+), inserted AS (
+  INSERT INTO ${s}.session_events (session_id, seq, id, at, type, parent_id, payload, node, fencing_token)
+  SELECT session_id, seq, id, at, type, parent_id, payload::json, $14::text, token FROM placed
+  RETURNING 1
+), notified AS (
+  SELECT pg_notify($11, $12 || ' ' || json_agg(json_build_array(h.session_id, h.head))::text)
+  FROM heads h JOIN unnest($10::text[], $13::int[]) AS p(session_id, part) USING (session_id) GROUP BY p.part
+)
+SELECT 0, ord::int, seq::text, NULL::text FROM placed
+UNION ALL SELECT 1, NULL, token::text, agent_id FROM leases
+UNION ALL SELECT 2, NULL, NULL, session_id FROM heads
+UNION ALL SELECT 3, NULL, head::text, session_id FROM seen
+UNION ALL SELECT 4, count(*)::int, NULL, NULL FROM notified
+UNION ALL SELECT 5, count(*)::int, NULL, NULL FROM inserted`;
+}
+
+/** A PostgreSQL array literal of `values` (each quoted and escaped; `null` for NULL). */
+export function arrayLiteral(values: readonly (string | null)[]): string {
+  let out = "{";
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i] ?? null;
+    if (i > 0) out += ",";
+    out += value === null ? "NULL" : `"${value.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+  }
+  return out + "}";
+}
