@@ -334,15 +334,16 @@ Deno.test("the API key appears in no event, log record, or description of the ad
 Deno.test("one adapter's concurrent streams keep their own idle deadlines: a stalled one times out, a steady one ends", async () => {
   await using server = await fakeOpenRouter();
   server.script(sseResponse(": OPENROUTER PROCESSING\n\n", { end: "hold" }));
-  // Eight pieces 40 ms apart: 280 ms in all, each wait well under the 150 ms timeout.
+  // Eight pieces 25 ms apart: each wait a fortieth of the 1 s timeout, so a loaded machine's scheduling delays
+  // cannot make the steady stream look stalled (the idle deadline itself is the behaviour under test: real time).
   const steady = TRANSCRIPTS.plainText;
   const size = Math.ceil(new TextEncoder().encode(steady).byteLength / 8);
-  server.script(sseResponse(steady, { chunks: size, delayMs: 40 }));
+  server.script(sseResponse(steady, { chunks: size, delayMs: 25 }));
   const llm = new OpenRouterAdapter({
     model: "m",
     apiKey: KEY,
     baseUrl: server.url,
-    timeoutMs: 150,
+    timeoutMs: 1000,
     retry: { maxRetries: 0 },
   });
   const stalled = collect(llm.stream(REQUEST));
@@ -352,7 +353,7 @@ Deno.test("one adapter's concurrent streams keep their own idle deadlines: a sta
     type: "error",
     error: {
       kind: "network",
-      message: "Cannot complete the model stream: no data for 0.15 s",
+      message: "Cannot complete the model stream: no data for 1 s",
       retryable: true,
     },
   }]);
