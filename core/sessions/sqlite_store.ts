@@ -298,6 +298,7 @@ export class SqliteSessionStore implements SessionStore {
       checkSignal(options.signal);
       const { from, maxBytes, limit } = jsonBounds(options);
       const out: EventJson[] = [];
+      if (limit === 0) return Promise.resolve(out);
       const session = JSON.stringify(sessionId);
       let bytes = 0;
       let next = from;

@@ -365,6 +365,7 @@ export function runSessionStoreConformance(
         expected.slice(2, 3),
       );
       assert.deepStrictEqual(await store.readJson("imp", { from_seq: 5 }), []);
+      assert.deepStrictEqual(await store.readJson("imp", { limit: 0 }), []);
       assert.deepStrictEqual(await store.readJson("nobody"), []);
       await assert.rejects(
         store.readJson("imp", { from_seq: 0 }),
