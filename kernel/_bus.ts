@@ -58,24 +58,33 @@ function slotFor(level: Realm, def: EventDefinition): ListenerSlot {
         `Cannot use event "${def.name}": it was declared twice with different definitions`,
       );
     }
-    slot = { own: EMPTY, merged: EMPTY, version: -1 };
+    slot = { own: EMPTY, merged: EMPTY, mergedParent: undefined, mergedOwn: EMPTY, version: -1 };
     level.slots.set(def, slot);
   }
   return slot;
 }
 
-/** The listeners a dispatch from `realm` reaches: ancestors' first, then the realm's own. */
-function listenersFor(realm: Realm, def: EventDefinition): readonly ListenerEntry[] {
+/**
+ * The listeners a dispatch of `def` from `realm` reaches: ancestors' first, then the realm's own. The array is never
+ * mutated, and a realm with no listeners of its own for `def` shares its parent's, so two dispatches reaching the
+ * same array reach the same listeners.
+ */
+export function listenersFor(realm: Realm, def: EventDefinition): readonly ListenerEntry[] {
   const level = realm.eventRealm;
   const slot = slotFor(level, def);
   const version = level.root.listenerVersion;
   if (slot.version !== version) {
     const parent = level.parent === undefined ? undefined : listenersFor(level.parent, def);
-    slot.merged = parent === undefined || parent.length === 0
-      ? slot.own
-      : slot.own.length === 0
-      ? parent
-      : [...parent, ...slot.own];
+    // The same listeners keep the same array, so a change elsewhere in the tree does not copy them again.
+    if (parent !== slot.mergedParent || slot.own !== slot.mergedOwn) {
+      slot.merged = parent === undefined || parent.length === 0
+        ? slot.own
+        : slot.own.length === 0
+        ? parent
+        : [...parent, ...slot.own];
+      slot.mergedParent = parent;
+      slot.mergedOwn = slot.own;
+    }
     slot.version = version;
   }
   return slot.merged;

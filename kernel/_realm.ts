@@ -22,6 +22,10 @@ export interface ListenerEntry {
 export interface ListenerSlot {
   own: readonly ListenerEntry[];
   merged: readonly ListenerEntry[];
+  /** The parent's merged listeners `merged` was built from (kept while neither it nor `own` changes). */
+  mergedParent: readonly ListenerEntry[] | undefined;
+  /** The own listeners `merged` was built from. */
+  mergedOwn: readonly ListenerEntry[];
   version: number;
 }
 

@@ -9,6 +9,9 @@ import { z } from "zod";
 import type { Context } from "./context.ts";
 import type { Disposer } from "./disposer.ts";
 import { defineEvent, type EventDefinition } from "./event.ts";
+import { listenersFor } from "./_bus.ts";
+import { INTERNAL } from "./_internal.ts";
+import type { ListenerEntry } from "./_realm.ts";
 
 /** What one collection's dispatch carries: each entry's listener adds its entry when the token is its own. */
 interface Collector {
@@ -52,6 +55,14 @@ export class ScopedCollection<T, V> {
   readonly #token = Object.freeze({});
   readonly #derive: (entries: readonly T[]) => V;
   readonly #views = new WeakMap<Context, { readonly version: number; readonly value: V }>();
+  /**
+   * Views by the listener array a `Collect` dispatch reaches: a context with no entries of its own (a fresh agent's
+   * fork) reaches its parent's array, so its first view is its parent's instead of a dispatch and a derive.
+   */
+  readonly #byListeners = new WeakMap<
+    readonly ListenerEntry[],
+    { readonly version: number; readonly value: V }
+  >();
   #version = 0;
 
   /** @param derive builds the view of the entries visible from a context */
@@ -83,10 +94,17 @@ export class ScopedCollection<T, V> {
     const cached = this.#views.get(ctx);
     if (cached !== undefined && cached.version === this.#version) return cached.value;
     const version = this.#version;
+    const listeners = listenersFor(ctx[INTERNAL]().realm, Collect as EventDefinition);
+    const shared = this.#byListeners.get(listeners);
+    if (shared !== undefined && shared.version === version) {
+      this.#views.set(ctx, shared);
+      return shared.value;
+    }
     const entries: T[] = [];
     ctx.emit(Collect, { token: this.#token, add: (entry) => entries.push(entry as T) });
-    const value = this.#derive(entries);
-    this.#views.set(ctx, { version, value });
-    return value;
+    const view = { version, value: this.#derive(entries) };
+    this.#views.set(ctx, view);
+    this.#byListeners.set(listeners, view);
+    return view.value;
   }
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createContext } from "./context.ts";
+import { ListenerFailed } from "./events.ts";
 import { ScopedCollection } from "./scoped_collection.ts";
 
 function names(): { collection: ScopedCollection<string, readonly string[]>; derived: string[][] } {
@@ -55,13 +56,14 @@ Deno.test("ScopedCollection.view() derives once per context until an entry is ad
   collection.add(root, "a", "a");
   const first = collection.view(agent);
   assert.equal(collection.view(agent), first);
-  collection.view(root);
-  assert.deepStrictEqual(derived, [["a"], ["a"]]);
+  // The root reaches the same listeners as the agent (which has none of its own): the same view.
+  assert.equal(collection.view(root), first);
+  assert.deepStrictEqual(derived, [["a"]]);
   const off = collection.add(agent, "b", "b");
   assert.deepStrictEqual(collection.view(agent), ["a", "b"]);
   await off();
   assert.deepStrictEqual(collection.view(agent), ["a"]);
-  assert.deepStrictEqual(derived, [["a"], ["a"], ["a", "b"], ["a"]]);
+  assert.deepStrictEqual(derived, [["a"], ["a", "b"], ["a"]]);
 });
 
 Deno.test("two ScopedCollections on one context never see each other's entries", async () => {
@@ -71,4 +73,27 @@ Deno.test("two ScopedCollections on one context never see each other's entries",
   tools.add(root, "tool", "t");
   sections.add(root, "section", "s");
   assert.deepStrictEqual([tools.view(root), sections.view(root)], [["tool"], ["section"]]);
+});
+
+Deno.test("ScopedCollection.view() of a fork with no entries of its own reuses its parent's view, until an entry is added", async () => {
+  await using root = createContext({ mode: "test" });
+  const { collection, derived } = names();
+  const home = root.fork("home");
+  collection.add(root, "root", "r");
+  collection.add(home, "home", "h");
+  const parent = collection.view(home);
+  const agents = [home.fork("agent-1"), home.fork("agent-2"), home.fork("agent-1").fork("nested")];
+  // A fork's own listeners of other events do not change what it collects.
+  agents[1]!.on(ListenerFailed, () => {});
+  for (const agent of agents) assert.equal(collection.view(agent), parent);
+  assert.deepStrictEqual(derived, [["root", "home"]]);
+  collection.add(agents[0]!, "own", "o");
+  assert.deepStrictEqual(agents.map((agent) => collection.view(agent)), [
+    ["root", "home", "own"],
+    ["root", "home"],
+    ["root", "home"],
+  ]);
+  assert.deepStrictEqual(derived, [["root", "home"], ["root", "home", "own"], ["root", "home"]]);
+  // A sibling of the collection's owners sees none of the home's entries, whatever it saw before.
+  assert.deepStrictEqual(collection.view(root.fork("sibling")), ["root"]);
 });

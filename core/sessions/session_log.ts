@@ -23,6 +23,7 @@ import { LiveFeed } from "./_live_feed.ts";
 import { replayThenTail, type TailSource } from "./_replay_tail.ts";
 import { schemaIssues } from "./_fast_checks.ts";
 import { HistoryCache } from "./_history_cache.ts";
+import { IsoClock } from "./_iso_clock.ts";
 import {
   DEFAULT_MAX_PAYLOAD_BYTES,
   type NormalizedPayload,
@@ -98,7 +99,7 @@ export class SessionLog implements Sessions {
   #closed = false;
   readonly #histories: HistoryCache;
   /** The last `at` written and its millisecond. */
-  #clock = { ms: -1, iso: "" };
+  readonly #clock = new IsoClock();
   /** The envelope JSON of committed events, serialized once for every JSON stream that tails them. */
   readonly #json = new WeakMap<SessionEvent, EventJson>();
   /** Canonical JSON of the (deeply frozen) messages the history cache produced, computed once each. */
@@ -525,11 +526,9 @@ export class SessionLog implements Sessions {
     };
   }
 
-  /** The current time as ISO-8601 UTC; appends within one millisecond share the string. */
+  /** The current time as ISO-8601 UTC. */
   #now(): string {
-    const ms = Date.now();
-    if (ms !== this.#clock.ms) this.#clock = { ms, iso: new Date(ms).toISOString() };
-    return this.#clock.iso;
+    return this.#clock.format(Date.now());
   }
 
   #committed(event: SessionEvent): void {
