@@ -678,6 +678,10 @@ Deno.test({
       await page.click("#login-form button[type=submit]");
       await until(page, "document.querySelector('tr[data-agent-id=long]') !== null", "the list");
       const cold = await plainRead(port); // hydrates the agent, so the timings below find it resident
+      // The baselines, before the page opens the agent: a later connection to it would supersede the page's (4009),
+      // and the page's reconnect would then supersede the baseline's.
+      // A plain protocol client reading the same replay to its last event (the agent is resident).
+      const plain = await plainRead(port);
       const bare = await browserRead(page);
       const started = performance.now();
       await page.click("tr[data-agent-id=long]");
@@ -688,8 +692,6 @@ Deno.test({
       const seqs = await domSeqs(page);
       assert.deepStrictEqual(seqs, [...new Set(seqs)].sort((a, b) => a - b), "no line twice");
       assert.equal(seqs.at(-1), 10_000);
-      // The baseline: a plain protocol client reading the same replay to its last event (the agent is resident).
-      const plain = await plainRead(port);
       // deno-lint-ignore no-console
       console.log(
         `console: a 10,000-event session opened to its last screen in ${elapsed.toFixed(0)} ms ` +
