@@ -12,7 +12,8 @@
  * **Contract:** an entry is never above the session's true head: it is set only from a committed statement's result
  * and is forgotten whenever a statement over the session fails (its outcome unknown). It may be below it (another
  * node appended since): then the group's first seq is taken, `UNIQUE (session_id, seq)` refuses the statement, the
- * entries are forgotten and the group runs again reading the heads. So a stale entry costs a retry, never a gap.
+ * entries are forgotten and the group runs again reading the heads. So a stale entry costs a retry, never a gap. An
+ * entry also says that its session exists (the store never removes a session).
  */
 export class KnownHeads {
   readonly #capacity: number;

@@ -13,9 +13,10 @@
  * its rank among its session's drafts (from 1), id, time, type, parent id and payload text; the `NOTIFY` channel, the
  * notification prefix, and the node id recorded as each event's writer (with its session's fencing token).
  *
- * It share-locks the fenced sessions' lease rows, takes each session whose head row says it exists and whose token is
- * current, inserts its drafts at the seqs that follow its head (the known head given, else the head read:
- * {@linkcode headOf}), and `NOTIFY`s the heads advanced. It updates no head row: a head given or read below the
+ * It share-locks the fenced sessions' lease rows, takes each session that exists (it has a known head, or a head row
+ * that says so) and whose token is current, inserts its drafts at the seqs that follow its head (the known head given,
+ * else the head read: {@linkcode headOf}; a session with a known head costs no read of its own), and `NOTIFY`s the
+ * heads advanced. It updates no head row: a head given or read below the
  * session's true head (another writer appended) makes the insert collide on `UNIQUE (session_id, seq)`, which aborts
  * the whole statement (SQLSTATE 23505), and the group runs again with the heads read. A session it did not take gets
  * nothing written.
@@ -30,11 +31,12 @@ export function advanceStatement(s: string): string {
 ), leases AS (
   SELECT agent_id, token FROM ${s}.agent_leases WHERE agent_id = ANY($6::text[]) ORDER BY agent_id FOR SHARE
 ), taken AS (
-  SELECT v.session_id, coalesce(v.known, ${headOf(s, "h")}) AS base, v.n, v.part, v.token
-  FROM sessions v JOIN ${s}.session_heads h USING (session_id) LEFT JOIN leases l ON l.agent_id = v.session_id
-  WHERE h.head > 0 AND (v.token IS NULL OR v.token = l.token)
+  SELECT v.session_id, coalesce(v.known, (SELECT ${headOf(s, "h")} FROM ${s}.session_heads h
+    WHERE h.session_id = v.session_id AND h.head > 0)) AS base, v.n, v.part, v.token
+  FROM sessions v LEFT JOIN leases l ON l.agent_id = v.session_id
+  WHERE v.token IS NULL OR v.token = l.token
 ), heads AS (
-  SELECT session_id, base, base + n AS head, part, token FROM taken
+  SELECT session_id, base, base + n AS head, part, token FROM taken WHERE base IS NOT NULL
 ), inserted AS (
   INSERT INTO ${s}.session_events (session_id, seq, id, at, type, parent_id, payload, node, fencing_token)
   SELECT e.session_id, h.base + e.rank, e.id, e.at, e.type, e.parent_id, e.payload::json, $16::text, h.token
