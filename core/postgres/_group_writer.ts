@@ -12,6 +12,7 @@ import { TerretError } from "../errors.ts";
 import { envelopeOf, type EventDraft, type SessionEvent } from "../sessions/envelope.ts";
 import { sessionExists, sessionNotFound } from "../sessions/_store_support.ts";
 import type { Outcome } from "./_async_group.ts";
+import { KnownHeads } from "./_known_heads.ts";
 import { advanceStatement, appendStatement, arrayLiteral } from "./_write_statements.ts";
 
 /** A queued append: the draft and, for a fenced append, the lease's token it was made under. */
@@ -45,6 +46,7 @@ export class GroupWriter {
   readonly #channel: string;
   readonly #notes: Notes;
   readonly #node: string;
+  readonly #known = new KnownHeads(KNOWN_HEADS);
 
   /**
    * @param connect makes a client of one connection (`max: 1`), so `BEGIN` and `COMMIT` frame the statements between
@@ -79,7 +81,8 @@ export class GroupWriter {
    * statement takes. A group of appends to existing sessions, each session's under one token, takes the lean
    * {@linkcode advanceStatement}; any other the general {@linkcode appendStatement}. The rare session another writer
    * created after the statement's snapshot (its "new" draft raced a creation) is written by a second statement,
-   * which sees it; a statement PostgreSQL aborted as a deadlock victim wrote nothing and runs again.
+   * which sees it; a statement PostgreSQL aborted as a deadlock victim, or because a head it used was stale (another
+   * writer appended: a seq collided on `UNIQUE (session_id, seq)`), wrote nothing and runs again, reading the heads.
    */
   async commit(
     appends: readonly Append[],
@@ -96,6 +99,7 @@ export class GroupWriter {
       const committed: SessionEvent[] = [];
       let pending = appends.map((append, index) => ({ append, index }));
       let deadlocks = 0;
+      let collisions = 0;
       for (let pass = 0; pending.length > 0; pass++) {
         const batch = pending.map((p) => p.append);
         let round: (Outcome<SessionEvent> | undefined)[];
@@ -107,7 +111,14 @@ export class GroupWriter {
             ? await this.#advance(writer, batch)
             : await this.#statement(writer, batch);
         } catch (error) {
-          if ((error as { code?: unknown }).code === "40P01" && ++deadlocks <= MAX_DEADLOCKS) {
+          // Whether it committed is not known when the connection failed: the heads are read again next time.
+          for (const append of batch) this.#known.forget(append.draft.session_id);
+          const code = (error as { code?: unknown }).code;
+          if (code === "23505" && ++collisions <= MAX_COLLISIONS) {
+            pass--;
+            continue;
+          }
+          if (code === "40P01" && ++deadlocks <= MAX_DEADLOCKS) {
             pass--;
             continue;
           }
@@ -159,6 +170,10 @@ export class GroupWriter {
         return token === undefined ? null : String(token);
       })),
       arrayLiteral(this.#notes.parts(ids).map(String)),
+      arrayLiteral(ids.map((id) => {
+        const head = this.#known.get(id);
+        return head === undefined ? null : String(head);
+      })),
       arrayLiteral(ids.filter((id) => sessions.get(id)!.token !== undefined)),
       arrayLiteral(drafts.map((d) => d.session_id)),
       arrayLiteral(ranks),
@@ -177,6 +192,7 @@ export class GroupWriter {
       if (kind === 1) tokens.set(key!, Number(value));
       else if (kind === 2) bases.set(key!, Number(value));
     }
+    for (const [id, base] of bases) this.#known.set(id, base + sessions.get(id)!.n);
     return appends.map(({ draft, token }, i): Outcome<SessionEvent> => {
       const base = bases.get(draft.session_id);
       if (base !== undefined) {
@@ -230,6 +246,12 @@ export class GroupWriter {
       else if (kind === 1) tokens.set(key!, Number(value));
       else if (kind === 2) written.add(key!);
       else if (kind === 3) seen.set(key!, Number(value));
+    }
+    // The heads it left are the last seqs it placed; a session it placed nothing on keeps its head unknown.
+    for (const id of ids) this.#known.forget(id);
+    for (const [i, seq] of seqs) {
+      const id = drafts[i]!.session_id;
+      if (seq > (this.#known.get(id) ?? 0)) this.#known.set(id, seq);
     }
     const again = new Set<string>();
     // The heads as the statement found them (its snapshot), advanced draft by draft as it did: a draft it placed
@@ -305,6 +327,15 @@ export class GroupWriter {
 
 /** How often a group is run again after PostgreSQL chose it as a deadlock victim (it wrote nothing). */
 const MAX_DEADLOCKS = 3;
+
+/**
+ * How often a group is run again after a seq it placed collided with another writer's (it wrote nothing; the heads
+ * are read again, so it collides again only if yet another append to one of its sessions committed meanwhile).
+ */
+const MAX_COLLISIONS = 20;
+
+/** How many sessions' heads a writer remembers (the most recently written). */
+const KNOWN_HEADS = 10_000;
 
 /** The most statements one group takes (a create racing another writer's takes two). */
 const MAX_PASSES = 3;

@@ -8,36 +8,43 @@
 /**
  * The statement that writes a group whose drafts all append to existing sessions, each session's under one fencing
  * token or none (a single statement commits on its own, so this is the whole transaction), in the schema `s`.
- * Parameters: the group's session ids, sorted, with the number of drafts of each, its token (null when unfenced) and
- * its notification part; the fenced session ids; then per draft its session id, its rank among its session's drafts
- * (from 1), id, time, type, parent id and payload text; the `NOTIFY` channel, the notification prefix, and the
- * node id recorded as each event's writer (with its session's fencing token).
+ * Parameters: the group's session ids, sorted, with the number of drafts of each, its token (null when unfenced), its
+ * notification part and its known head (null when not known); the fenced session ids; then per draft its session id,
+ * its rank among its session's drafts (from 1), id, time, type, parent id and payload text; the `NOTIFY` channel, the
+ * notification prefix, and the node id recorded as each event's writer (with its session's fencing token).
  *
- * It share-locks the fenced sessions' lease rows, advances each session's head (locking it) by its number of drafts
- * when the session has events and its token is current, inserts those sessions' drafts at the seqs that follow the
- * head it found, and `NOTIFY`s the heads advanced. A session it did not advance gets nothing written.
+ * It share-locks the fenced sessions' lease rows, takes each session that exists (it has a known head, or a head row
+ * that says so) and whose token is current, inserts its drafts at the seqs that follow its head (the known head given,
+ * else the head read: {@linkcode headOf}; a session with a known head costs no read of its own), and `NOTIFY`s the
+ * heads advanced. It updates no head row: a head given or read below the
+ * session's true head (another writer appended) makes the insert collide on `UNIQUE (session_id, seq)`, which aborts
+ * the whole statement (SQLSTATE 23505), and the group runs again with the heads read. A session it did not take gets
+ * nothing written.
  *
  * It answers rows `[kind, value, key]`: kind 1, each fenced session's current token; 2, each session advanced and
  * the head it found; 4 and 5, the counts of notifications and of events inserted.
  */
 export function advanceStatement(s: string): string {
   return `WITH sessions AS (
-  SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::int[]) AS v(session_id, n, token, part)
+  SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::int[], $5::bigint[])
+    AS v(session_id, n, token, part, known)
 ), leases AS (
-  SELECT agent_id, token FROM ${s}.agent_leases WHERE agent_id = ANY($5::text[]) ORDER BY agent_id FOR SHARE
-), heads AS (
-  UPDATE ${s}.session_heads AS h SET head = h.head + v.n
+  SELECT agent_id, token FROM ${s}.agent_leases WHERE agent_id = ANY($6::text[]) ORDER BY agent_id FOR SHARE
+), taken AS (
+  SELECT v.session_id, coalesce(v.known, (SELECT ${headOf(s, "h")} FROM ${s}.session_heads h
+    WHERE h.session_id = v.session_id AND h.head > 0)) AS base, v.n, v.part, v.token
   FROM sessions v LEFT JOIN leases l ON l.agent_id = v.session_id
-  WHERE h.session_id = v.session_id AND h.head > 0 AND (v.token IS NULL OR v.token = l.token)
-  RETURNING h.session_id, h.head - v.n AS base, h.head, v.part, v.token
+  WHERE v.token IS NULL OR v.token = l.token
+), heads AS (
+  SELECT session_id, base, base + n AS head, part, token FROM taken WHERE base IS NOT NULL
 ), inserted AS (
   INSERT INTO ${s}.session_events (session_id, seq, id, at, type, parent_id, payload, node, fencing_token)
-  SELECT e.session_id, h.base + e.rank, e.id, e.at, e.type, e.parent_id, e.payload::json, $15::text, h.token
-  FROM unnest($6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])
+  SELECT e.session_id, h.base + e.rank, e.id, e.at, e.type, e.parent_id, e.payload::json, $16::text, h.token
+  FROM unnest($7::text[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[])
     AS e(session_id, rank, id, at, type, parent_id, payload) JOIN heads h USING (session_id)
   RETURNING 1
 ), notified AS (
-  SELECT pg_notify($13, $14 || ' ' || json_agg(json_build_array(session_id, head))::text) FROM heads GROUP BY part
+  SELECT pg_notify($14, $15 || ' ' || json_agg(json_build_array(session_id, head))::text) FROM heads GROUP BY part
 )
 SELECT 1, token::text, agent_id FROM leases
 UNION ALL SELECT 2, base::text, session_id FROM heads
@@ -53,7 +60,8 @@ UNION ALL SELECT 5, count(*)::text, NULL FROM inserted`;
  * id recorded as each event's writer (with the draft's fencing token).
  *
  * It share-locks the fenced sessions' lease rows (an append under a token that is not current is not placed) and
- * locks, in session id order, the heads of the sessions that already had events in its snapshot; advances those
+ * locks, in session id order, the head rows of the sessions that already had events in its snapshot (each head read
+ * as {@linkcode headOf} reads it); advances those
  * heads by the appends placed on them (an append that creates a session is refused there), creates the heads of the
  * sessions it creates (refusing appends before the first creating one), inserts the placed events at seqs counted
  * from the locked heads, and `NOTIFY`s the heads advanced. A session created by another writer after the snapshot is
@@ -69,7 +77,9 @@ export function appendStatement(s: string): string {
 ), leases AS (
   SELECT agent_id, token FROM ${s}.agent_leases WHERE agent_id = ANY($9::text[]) ORDER BY agent_id FOR SHARE
 ), seen AS (
-  SELECT session_id, head FROM ${s}.session_heads WHERE session_id = ANY($10::text[])
+  SELECT h.session_id, ${
+    headOf(s, "h")
+  } AS head FROM ${s}.session_heads h WHERE h.session_id = ANY($10::text[])
 ), checked AS (
   SELECT i.*, i.expect = 'new' AS is_new, i.token IS NULL OR i.token = l.token AS ok FROM input i LEFT JOIN leases l ON l.agent_id = i.session_id
 ), opened AS (
@@ -84,8 +94,8 @@ export function appendStatement(s: string): string {
 ), totals AS (
   SELECT session_id, max(rank_open) AS n_open, max(rank_new) AS n_new FROM counted GROUP BY session_id
 ), locked AS (
-  SELECT session_id, head FROM ${s}.session_heads WHERE session_id = ANY($10::text[]) AND head > 0
-  ORDER BY session_id FOR UPDATE
+  SELECT h.session_id, ${headOf(s, "h")} AS head FROM ${s}.session_heads h
+  WHERE h.session_id = ANY($10::text[]) AND h.head > 0 ORDER BY h.session_id FOR UPDATE
 ), advanced AS (
   UPDATE ${s}.session_heads AS h SET head = l.head + t.n_open FROM locked l JOIN totals t USING (session_id)
   WHERE h.session_id = l.session_id AND t.n_open > 0
@@ -118,6 +128,18 @@ UNION ALL SELECT 2, NULL, NULL, session_id FROM heads
 UNION ALL SELECT 3, NULL, head::text, session_id FROM seen
 UNION ALL SELECT 4, count(*)::int, NULL, NULL FROM notified
 UNION ALL SELECT 5, count(*)::int, NULL, NULL FROM inserted`;
+}
+
+/**
+ * The SQL expression of a session's head, for its `session_heads` row aliased `h` in the schema `s`: the greater of
+ * the row's `head` and the session's last seq. The row's `head` is set when a session is created or imported and
+ * advanced by the general statement, not by the lean one, so it is a lower bound; the last seq comes from the
+ * `(session_id, seq)` index. (Read in a statement's snapshot: a head another writer committed since is missed, and
+ * the insert that follows collides on `UNIQUE (session_id, seq)` rather than leave a gap.)
+ */
+export function headOf(s: string, h: string): string {
+  return `greatest(${h}.head, coalesce((SELECT e.seq FROM ${s}.session_events e WHERE e.session_id = ${h}.session_id ` +
+    "ORDER BY e.seq DESC LIMIT 1), 0))";
 }
 
 /** A PostgreSQL array literal of `values` (each quoted and escaped; `null` for NULL). */

@@ -31,6 +31,7 @@ import type {
 } from "../sessions/store.ts";
 import { AsyncGroupCommit, type Outcome } from "./_async_group.ts";
 import { migrate, quoted, redactUrl, SCHEMA_NAME } from "./_schema.ts";
+import { headOf } from "./_write_statements.ts";
 import { RemoteHeads } from "./_remote_heads.ts";
 import { type Lease, PostgresLeases } from "./leases.ts";
 import { type Append, GroupWriter, prepared } from "./_group_writer.ts";
@@ -338,7 +339,7 @@ export class PostgresSessionStore implements SessionStore {
     if (this.#closing !== undefined) throw storeClosed(this.kind);
     checkSignal(options.signal);
     const rows = await this.#query<[string]>(
-      `SELECT head FROM ${this.#s}.session_heads WHERE session_id = $1`,
+      `SELECT ${headOf(this.#s, "h")} FROM ${this.#s}.session_heads h WHERE h.session_id = $1`,
       [sessionId],
       `read the head of session "${sessionId}"`,
     );
