@@ -37,6 +37,12 @@ export const MIGRATIONS: readonly string[] = [
   // log itself shows that no two nodes appended to a session under different tokens at once.
   `
   ALTER TABLE {s}.session_events ADD COLUMN node text, ADD COLUMN fencing_token bigint;`,
+  // A session's head is the greater of its head row and its last stored seq: an append to an existing session no
+  // longer advances the row. No table changes, but code before this version trusts the row alone and would place
+  // appends at stale seqs, so the version moves and such code refuses the schema (StoreSchemaNewer).
+  `
+  COMMENT ON TABLE {s}.session_heads IS ` +
+  `'Session creations; a head is the greater of head and the last seq in session_events';`,
 ];
 
 /** The schema version this code writes and reads. */

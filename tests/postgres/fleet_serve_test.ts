@@ -192,7 +192,7 @@ Deno.test({
     assert.match(before[0]!, reaches);
     assert.match(
       before[1]!,
-      /^ok +postgres sessions\.store: row "sessions\.store": schema "terret" is at version 0; the store migrates it to 3 when it opens$/,
+      /^ok +postgres sessions\.store: row "sessions\.store": schema "terret" is at version 0; the store migrates it to 4 when it opens$/,
     );
     assert.match(before[2]!, skew);
     // Opening the store migrates the schema; the doctor then reads the current version.
@@ -202,7 +202,7 @@ Deno.test({
     assert.match(after[0]!, reaches);
     assert.match(
       after[1]!,
-      /^ok +postgres sessions\.store: row "sessions\.store": schema "terret" is at version 3$/,
+      /^ok +postgres sessions\.store: row "sessions\.store": schema "terret" is at version 4$/,
     );
     assert.match(after[2]!, skew);
   },
