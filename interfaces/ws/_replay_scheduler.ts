@@ -54,10 +54,11 @@ export interface SchedulerLimits {
  */
 export const SLICE_BYTES = 16 * 1024;
 /**
- * Bytes a slice may send when its replay competes with no other: a replay alone (none other running, none waiting)
- * sends up to this much per turn, so one connection's replay is not paid for in event-loop turns it does not need
- * (`bench/replay_storm.ts`: one connection's replay against the floor). Between one and many competitors the slice
- * is this divided among them, never below {@linkcode SLICE_BYTES}: a storm runs in small slices.
+ * Bytes a slice may send when its replay competes with no other: a replay alone (none other running, waiting to
+ * start or blocked on its reader) sends up to this much per turn, so one connection's replay is not paid for in
+ * event-loop turns it does not need (`bench/replay_storm.ts`: one connection's replay against the floor). Between one
+ * and many competitors the slice is this divided among them, never below {@linkcode SLICE_BYTES}: a storm runs in
+ * small slices.
  */
 export const MAX_SLICE_BYTES = 256 * 1024;
 /** Bytes of one store page of a replay: what a started replay holds besides its socket queue. */
@@ -65,7 +66,8 @@ export const PAGE_BYTES = 64 * 1024;
 const POLL_MS = 2;
 
 /**
- * The bytes one slice may send when `competing` replays (this one included) run or wait: {@linkcode MAX_SLICE_BYTES}
+ * The bytes one slice may send when `competing` replays (this one included) run, wait to start or wait for their
+ * readers: {@linkcode MAX_SLICE_BYTES}
  * shared among them, at least {@linkcode SLICE_BYTES}.
  */
 export function sliceBytes(competing: number): number {
@@ -216,7 +218,9 @@ export class ReplayScheduler {
     }
     this.#ring.shift();
     entry.state = "slicing"; // out of the ring while its slice runs
-    const bytes = Math.min(room, sliceBytes(this.#ring.length + 1 + this.#waiting.length));
+    // Competing: this replay, the others running, those waiting to start, and those waiting for their readers.
+    const competing = this.#ring.length + 1 + this.#waiting.length + this.#blocked.size;
+    const bytes = Math.min(room, sliceBytes(competing));
     const outcome = await entry.job.slice(bytes);
     this.#bytesPeak = Math.max(this.#bytesPeak, this.#held() + entry.job.queued() + PAGE_BYTES);
     if (outcome === "done") entry.finish();

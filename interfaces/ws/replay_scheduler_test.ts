@@ -163,5 +163,7 @@ Deno.test("ReplayScheduler drops a replay whose signal aborts, waiting or blocke
     0,
   );
   assert.deepStrictEqual(log, ["blocked", "waiting"]);
+  // A replay blocked on its reader still competes: each slice was shared between the two.
+  assert.deepStrictEqual([blocked.grants, waiting.grants], [[sliceBytes(2)], [sliceBytes(2)]]);
   scheduler.close();
 });
