@@ -14,7 +14,7 @@
  * Terret's peak RSS). Both processes' CPU time is printed beside the wall times: on a shared, loaded machine the
  * wall figures include waiting for a core, and the 2-core machine runs the server and the clients at once.
  *
- * Run: deno run -A bench/replay_storm.ts [--quick] [--agents N] [--events N] [--cpu-prof FILE]
+ * Run: deno run -A bench/replay_storm.ts [--quick] [--agents N] [--events N] [--rounds N] [--cpu-prof FILE]
  *
  * @module
  */
@@ -34,7 +34,7 @@ const arg = (name: string, fallback: number): number => {
 };
 const AGENTS = arg("--agents", quick ? 50 : 200);
 const EVENTS = arg("--events", 1000);
-const ROUNDS = quick ? 3 : 7;
+const ROUNDS = arg("--rounds", quick ? 3 : 7);
 /** `--cpu-prof FILE`: a V8 CPU profile of the server during the storm (open it in Chrome's devtools). */
 const profileArg = Deno.args.includes("--cpu-prof")
   ? Deno.args[Deno.args.indexOf("--cpu-prof") + 1]

@@ -53,9 +53,27 @@ export interface SchedulerLimits {
  * §11: another tenant's `hello` p50 7 ms against 9 ms with 64 KiB slices, at no measurable CPU per replayed event).
  */
 export const SLICE_BYTES = 16 * 1024;
+/**
+ * Bytes a slice may send when its replay competes with no other: a replay alone (none other running, waiting to
+ * start or blocked on its reader) sends up to this much per turn, so one connection's replay is not paid for in
+ * event-loop turns it does not need (`bench/replay_storm.ts`: one connection's replay against the floor). Between one
+ * and many competitors the slice is this divided among them, never below {@linkcode SLICE_BYTES}: a storm runs in
+ * small slices.
+ */
+export const MAX_SLICE_BYTES = 256 * 1024;
 /** Bytes of one store page of a replay: what a started replay holds besides its socket queue. */
 export const PAGE_BYTES = 64 * 1024;
 const POLL_MS = 2;
+
+/**
+ * The bytes one slice may send when `competing` replays (this one included) run, wait to start or wait for their
+ * readers: {@linkcode MAX_SLICE_BYTES}
+ * shared among them, at least {@linkcode SLICE_BYTES}.
+ */
+export function sliceBytes(competing: number): number {
+  const share = Math.floor(MAX_SLICE_BYTES / Math.max(1, competing));
+  return Math.max(SLICE_BYTES, Math.min(MAX_SLICE_BYTES, share));
+}
 
 interface Entry {
   readonly job: ReplayJob;
@@ -65,9 +83,10 @@ interface Entry {
 
 /**
  * Fair replay: a FIFO of replays not started, and a round-robin ring of started ones. Each turn runs one slice of
- * the next running replay (at most {@linkcode SLICE_BYTES} sent), then yields to the event loop (`setImmediate`),
- * so a handshake, a `hello`, an ack, a live event or an append waits at most one slice behind replay work, however
- * many replays are queued. A replay whose socket queue is full is `blocked`: it leaves the ring (it takes no turn
+ * the next running replay, then yields to the event loop (`setImmediate`), so a handshake, a `hello`, an ack, a
+ * live event or an append waits at most one slice behind replay work, however many replays are queued. The slice is
+ * adaptive ({@linkcode sliceBytes}): {@linkcode MAX_SLICE_BYTES} for a replay alone, shrinking as more replays run
+ * or wait, to {@linkcode SLICE_BYTES} in a storm; it never takes the bytes held past the budget. A replay whose socket queue is full is `blocked`: it leaves the ring (it takes no turn
  * and no concurrency slot) until its socket drains; a reader that never drains is dropped by the stalled-reader
  * sweep. A replay starts only while fewer than `concurrency` run and the bytes held by all replays (their socket
  * queues plus one page each) stay within `budget`; otherwise it waits, in arrival order.
@@ -188,7 +207,9 @@ export class ReplayScheduler {
     this.#peak = Math.max(this.#peak, this.#ring.length);
     this.#bytesPeak = Math.max(this.#bytesPeak, held);
     const entry = this.#ring[0];
-    if (entry === undefined || held + SLICE_BYTES > limits.budget) {
+    // The slice never takes what replays hold past the budget; below one small slice of room, nothing runs.
+    const room = limits.budget - held;
+    if (entry === undefined || room < SLICE_BYTES) {
       // Nothing can run: wait for a blocked socket to drain (or the budget to free), polling.
       if (this.#blocked.size > 0 || entry !== undefined) {
         this.#poll = setTimeout(() => this.#wake(), POLL_MS);
@@ -197,7 +218,10 @@ export class ReplayScheduler {
     }
     this.#ring.shift();
     entry.state = "slicing"; // out of the ring while its slice runs
-    const outcome = await entry.job.slice(SLICE_BYTES);
+    // Competing: this replay, the others running, those waiting to start, and those waiting for their readers.
+    const competing = this.#ring.length + 1 + this.#waiting.length + this.#blocked.size;
+    const bytes = Math.min(room, sliceBytes(competing));
+    const outcome = await entry.job.slice(bytes);
     this.#bytesPeak = Math.max(this.#bytesPeak, this.#held() + entry.job.queued() + PAGE_BYTES);
     if (outcome === "done") entry.finish();
     else if ((entry.state as Entry["state"]) === "ended") {

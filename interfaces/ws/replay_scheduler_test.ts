@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import { until } from "../../exec/process/_testing.ts";
 import {
+  MAX_SLICE_BYTES,
   PAGE_BYTES,
   type ReplayJob,
   ReplayScheduler,
   SLICE_BYTES,
+  sliceBytes,
   type SliceOutcome,
 } from "./_replay_scheduler.ts";
 
@@ -12,6 +14,8 @@ import {
 class ScriptedJob implements ReplayJob {
   queue = 0;
   sent = 0;
+  /** The bytes each slice was granted. */
+  readonly grants: number[] = [];
   constructor(
     readonly name: string,
     readonly total: number,
@@ -20,6 +24,7 @@ class ScriptedJob implements ReplayJob {
   ) {}
   slice(bytes: number): Promise<SliceOutcome> {
     this.log.push(this.name);
+    this.grants.push(bytes);
     const chunk = Math.min(bytes, this.total - this.sent);
     this.sent += chunk;
     this.queue += chunk;
@@ -37,13 +42,24 @@ class ScriptedJob implements ReplayJob {
 Deno.test("ReplayScheduler runs replays round-robin, one slice per turn, at most `concurrency` at once", async () => {
   const log: string[] = [];
   const scheduler = new ReplayScheduler(() => ({ concurrency: 2, budget: 1 << 30 }));
-  const jobs = ["a", "b", "c"].map((name) => new ScriptedJob(name, 3 * SLICE_BYTES, 1 << 30, log));
+  // Each job takes three slices, whatever their size, and its socket drains at once (a fast reader).
+  const jobs = ["a", "b", "c"].map((name) => new ScriptedJob(name, 1 << 30, 1 << 30, log));
+  for (const job of jobs) {
+    const slice = job.slice.bind(job);
+    job.slice = (bytes) =>
+      slice(bytes).then((outcome) => job.grants.length === 3 ? "done" : outcome);
+    job.queued = () => 0;
+  }
   const controller = new AbortController();
-  // Each job drains at once (a fast reader).
-  for (const job of jobs) job.queued = () => 0;
   await Promise.all(jobs.map((job) => scheduler.run(job, controller.signal)));
   // a and b take turns; c starts when a finishes.
   assert.deepStrictEqual(log, ["a", "b", "a", "b", "a", "b", "c", "c", "c"]);
+  // The slice is shared among the replays competing: three (a, b, and c waiting), then two, then c alone.
+  assert.deepStrictEqual(jobs.map((job) => job.grants), [
+    [sliceBytes(3), sliceBytes(3), sliceBytes(3)],
+    [sliceBytes(3), sliceBytes(3), sliceBytes(2)],
+    [MAX_SLICE_BYTES, MAX_SLICE_BYTES, MAX_SLICE_BYTES],
+  ]);
   assert.deepStrictEqual(scheduler.stats(), {
     running: 0,
     waiting: 0,
@@ -52,6 +68,32 @@ Deno.test("ReplayScheduler runs replays round-robin, one slice per turn, at most
     bytes: 0,
     bytes_peak: 2 * PAGE_BYTES,
   });
+  scheduler.close();
+});
+
+Deno.test("sliceBytes: a replay alone gets the large slice; competitors share it down to the small one", () => {
+  assert.equal(sliceBytes(1), MAX_SLICE_BYTES);
+  assert.equal(sliceBytes(2), MAX_SLICE_BYTES / 2);
+  assert.equal(sliceBytes(3), Math.floor(MAX_SLICE_BYTES / 3));
+  assert.equal(sliceBytes(MAX_SLICE_BYTES / SLICE_BYTES), SLICE_BYTES);
+  assert.equal(sliceBytes(500), SLICE_BYTES);
+  assert.equal(sliceBytes(0), MAX_SLICE_BYTES);
+});
+
+Deno.test("ReplayScheduler: a replay alone takes large slices, but never past the byte budget", async () => {
+  const log: string[] = [];
+  const room = 100 * 1024;
+  const budget = PAGE_BYTES + room;
+  const scheduler = new ReplayScheduler(() => ({ concurrency: 4, budget }));
+  const job = new ScriptedJob("alone", 3 * room, 1 << 30, log);
+  // A reader that drains at once: the whole budget besides the page is the slice's room.
+  job.queued = () => 0;
+  await scheduler.run(job, new AbortController().signal);
+  assert.deepStrictEqual(job.grants, [room, room, room]);
+  assert.ok(
+    scheduler.stats().bytes_peak <= budget,
+    `held ${scheduler.stats().bytes_peak} of ${budget}`,
+  );
   scheduler.close();
 });
 
@@ -101,8 +143,8 @@ Deno.test("ReplayScheduler: replays whose sockets never drain take no turn and h
 Deno.test("ReplayScheduler drops a replay whose signal aborts, waiting or blocked", async () => {
   const log: string[] = [];
   const scheduler = new ReplayScheduler(() => ({ concurrency: 1, budget: 1 << 30 }));
-  const blocked = new ScriptedJob("blocked", 10 * SLICE_BYTES, SLICE_BYTES, log);
-  const waiting = new ScriptedJob("waiting", 10 * SLICE_BYTES, SLICE_BYTES, log);
+  const blocked = new ScriptedJob("blocked", 10 * MAX_SLICE_BYTES, SLICE_BYTES, log);
+  const waiting = new ScriptedJob("waiting", 10 * MAX_SLICE_BYTES, SLICE_BYTES, log);
   const first = new AbortController();
   const second = new AbortController();
   const runs = [scheduler.run(blocked, first.signal), scheduler.run(waiting, second.signal)];
@@ -121,5 +163,7 @@ Deno.test("ReplayScheduler drops a replay whose signal aborts, waiting or blocke
     0,
   );
   assert.deepStrictEqual(log, ["blocked", "waiting"]);
+  // A replay blocked on its reader still competes: each slice was shared between the two.
+  assert.deepStrictEqual([blocked.grants, waiting.grants], [[sliceBytes(2)], [sliceBytes(2)]]);
   scheduler.close();
 });
