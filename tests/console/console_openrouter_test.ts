@@ -96,6 +96,10 @@ Deno.test({
     const served = await serve(tree.dir, [tree.path("serve.yml")]);
     const browser = await launch();
     const page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
+    // Every URL the page asks for (requests and WebSockets): none may carry the token.
+    const urls: string[] = [];
+    page.on("request", (request) => urls.push(request.url()));
+    page.on("websocket", (socket) => urls.push(socket.url()));
     const send = async (text: string): Promise<void> => {
       await page.fill("#message", text);
       await page.click("#send-form button[type=submit]");
@@ -184,6 +188,11 @@ Deno.test({
 
       await page.click("#back");
       await until(page, "document.querySelector('tr[data-agent-id=demo]') !== null", "the list");
+      // The token is in no URL or request line the page sent, and is kept only in sessionStorage.
+      assert.ok(urls.some((url) => url.endsWith("/v1/agents/demo/stream")), urls.join("\n"));
+      assert.deepStrictEqual(urls.filter((url) => url.includes(TOKEN)), []);
+      assert.equal(await page.evaluate("JSON.stringify(localStorage)"), "{}");
+      assert.equal(await page.evaluate("sessionStorage.getItem('terret.console.token')"), TOKEN);
       await shoot(page, shots, "console_list.png");
       // deno-lint-ignore no-console
       console.log(`console: screenshots in ${shots}`);
