@@ -220,7 +220,9 @@ export class ReplayScheduler {
     entry.state = "slicing"; // out of the ring while its slice runs
     // Competing: this replay, the others running, those waiting to start, and those waiting for their readers.
     const competing = this.#ring.length + 1 + this.#waiting.length + this.#blocked.size;
-    const bytes = Math.min(room, sliceBytes(competing));
+    // A job counts what it sends in UTF-16 code units (a frame's length), and one takes up to 3 bytes of UTF-8 in
+    // the socket's queue: a third of the room keeps even non-ASCII text inside the budget.
+    const bytes = Math.min(Math.floor(room / 3), sliceBytes(competing));
     const outcome = await entry.job.slice(bytes);
     this.#bytesPeak = Math.max(this.#bytesPeak, this.#held() + entry.job.queued() + PAGE_BYTES);
     if (outcome === "done") entry.finish();
