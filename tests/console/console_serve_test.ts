@@ -6,29 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { chromium } from "npm:playwright-core@1.56.1";
-import type { Page } from "npm:playwright-core@1.56.1";
 import { CASSETTES } from "@terret/core/testing";
-import { skipLane } from "../lane.ts";
 import { serve } from "../ws/_serve.ts";
 import { writeTree } from "../fixtures/composition/tree.ts";
+import { chromiumMissing, launch, until } from "./_browser.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const missing = await Deno.stat(CHROMIUM).then(
-  () => undefined,
-  () => skipLane("chromium", `${CHROMIUM} is missing (apt-get install -y chromium)`),
-);
-
-async function until(page: Page, predicate: string, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!(await page.evaluate<boolean>(`Boolean(${predicate})`))) {
-    if (Date.now() > deadline) {
-      const lines = await page.locator("#lines").textContent().catch(() => "");
-      throw new Error(`${what} did not happen within 30 s\nlines: ${lines}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const missing = await chromiumMissing();
 
 Deno.test({
   name:
@@ -65,7 +48,7 @@ Deno.test({
       ),
     );
     const token = (await Deno.readTextFile(tree.path("ws/token"))).trim();
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+    const browser = await launch();
     const page = await browser.newPage();
     try {
       const response = await page.goto(`http://127.0.0.1:${port}/`);

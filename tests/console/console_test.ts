@@ -6,8 +6,7 @@
  * seq + 1 with no duplicate line, the CSP and the token kept out of every URL and of localStorage.
  */
 import assert from "node:assert/strict";
-import { chromium } from "npm:playwright-core@1.56.1";
-import type { Browser, Page } from "npm:playwright-core@1.56.1";
+import type { Page } from "npm:playwright-core@1.56.1";
 import {
   createAgentStack,
   scriptedAdapter,
@@ -17,33 +16,13 @@ import {
   toolCallsReply,
 } from "@terret/core/testing";
 import { WsInterface, WsServiceKey } from "@terret/ws";
-import { skipLane } from "../lane.ts";
 import { WsClient } from "../ws/_clients.ts";
 import { TOKEN, TOKENS } from "../ws/_harness.ts";
+import { chromiumMissing, launch, until } from "./_browser.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const XSS = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
 
-async function launch(): Promise<Browser | string> {
-  try {
-    await Deno.stat(CHROMIUM);
-  } catch {
-    return skipLane("chromium", `${CHROMIUM} is missing (apt-get install -y chromium)`);
-  }
-  try {
-    return await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-  } catch (error) {
-    return skipLane("chromium", `chromium cannot start: ${(error as Error).message}`);
-  }
-}
-
-const probe = await launch();
-if (typeof probe !== "string") await probe.close();
-const ignore = typeof probe === "string";
-
-async function open(): Promise<Browser> {
-  return await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-}
+const ignore = await chromiumMissing() !== undefined;
 
 /** Streams "Hello ", "from ", "the console." with a gate before each delta. */
 function gatedReply(): ScriptItem[] {
@@ -52,21 +31,6 @@ function gatedReply(): ScriptItem[] {
     items.push({ type: "gate", gate: `g${i}` }, { type: "text_delta", text });
   });
   return [...items, ...textReply([]).slice(1)];
-}
-
-/**
- * Resolves once `predicate` holds in the page, polled with `page.evaluate` (DevTools evaluation, which the page's
- * CSP does not block, unlike `waitForFunction`'s in-page eval) until a 30 s deadline.
- */
-async function until(page: Page, predicate: string, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!(await page.evaluate<boolean>(`Boolean(${predicate})`))) {
-    if (Date.now() > deadline) {
-      const lines = await page.locator("#lines").textContent().catch(() => "");
-      throw new Error(`${what} did not happen within 30 s\nlines: ${lines}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 const streamingText = "document.querySelector('.line.assistant.streaming .text')?.textContent";
@@ -100,7 +64,7 @@ Deno.test({
     seeded.send("Get ready");
     await seeded.idle();
 
-    const browser = await open();
+    const browser = await launch();
     const context = await browser.newContext();
     const page = await context.newPage();
     const urls: string[] = [];
@@ -281,7 +245,7 @@ Deno.test({
     });
     await stack.ctx.idle();
     const port = stack.ctx.get(WsServiceKey).port;
-    const browser = await open();
+    const browser = await launch();
     const context = await browser.newContext();
     const page = await context.newPage();
     try {
@@ -399,7 +363,7 @@ Deno.test({
     });
     await stack.ctx.idle();
     const port = stack.ctx.get(WsServiceKey).port;
-    const browser = await open();
+    const browser = await launch();
     const context = await browser.newContext();
     const page = await context.newPage();
     try {
@@ -450,7 +414,7 @@ Deno.test({
       `${dir}/s.db`,
       port,
     );
-    const browser = await open();
+    const browser = await launch();
     const context = await browser.newContext();
     const page = await context.newPage();
     try {
@@ -520,7 +484,7 @@ Deno.test({
       max_frame_bytes: 1024,
     });
     const port = stack.ctx.get(WsServiceKey).port;
-    const browser = await open();
+    const browser = await launch();
     const context = await browser.newContext();
     const page = await context.newPage();
     try {
@@ -656,7 +620,7 @@ Deno.test({
     const port = stack.ctx.get(WsServiceKey).port;
     await stack.sessions.create({ session_id: "long" });
     await seedTurns(stack.sessions, "long", (await stack.sessions.read("long")).length, 10_000);
-    const browser = await open();
+    const browser = await launch();
     const context = await browser.newContext();
     const page = await context.newPage();
     const cdp = await context.newCDPSession(page);
