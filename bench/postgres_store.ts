@@ -8,7 +8,8 @@
  *    multi-row `INSERT … SELECT FROM unnest(…)` into the same table shape with `UNIQUE (session_id, seq)`, seqs
  *    computed client-side, a prepared statement, one transaction at a time). The fenced case appends the same rows
  *    through `appendFenced` under a lease held on every agent (the fence check rides in the write statement), and is
- *    reported against both the unfenced store path and raw. Rounds run the cases in an order rotated per round;
+ *    reported against both the unfenced store path and raw; the fleet case appends through the sessions log with
+ *    every agent fenced (`store.fence`), as a fleet node appends for the agents it holds. Rounds run the cases in an order rotated per round;
  *    ratios are medians of per-round ratios (target ≥ 0.8×).
  * 2. Cross-node tail latency: two stores on separate connections (two nodes' worth: the notification goes through
  *    the server as between processes), a stream on node B, sequential appends on node A; latency from A's append
@@ -46,8 +47,11 @@ const chunkPayload = { kind: "text", text: "hello world, this is one streamed ch
 const payloadJson = JSON.stringify(chunkPayload);
 let schemas = 0;
 
-/** How the agents append: through the sessions log, the store's `append`, or `appendFenced` under held leases. */
-type Path = "log" | "store" | "fenced";
+/**
+ * How the agents append: through the sessions log, the store's `append`, `appendFenced` under held leases, or the
+ * sessions log with every agent fenced (`store.fence`, as a fleet node runs the agents it holds).
+ */
+type Path = "log" | "store" | "fenced" | "fleet";
 
 async function viaStore(path: Path): Promise<{ ms: number; groupSize: number }> {
   const store = await PostgresSessionStore.open({ url, schema: `b_${++schemas}`, listen: false });
@@ -56,18 +60,23 @@ async function viaStore(path: Path): Promise<{ ms: number; groupSize: number }> 
   const ids = Array.from({ length: AGENTS }, (_, i) => `agent-${i}`);
   await Promise.all(ids.map((id) => log.create({ session_id: id })));
   const leases = new Map<string, { readonly token: number }>();
-  if (path === "fenced") {
+  if (path === "fenced" || path === "fleet") {
     for (const id of ids) {
       const lease = await store.leases.acquire(id, store.node, 600_000);
       if (lease === undefined) throw new Error(`the lease of "${id}" was not granted`);
       leases.set(id, lease);
+      if (path === "fleet") {
+        store.fence(id, lease, (error) => {
+          throw error;
+        });
+      }
     }
   }
   const before = store.stats();
   const started = performance.now();
   await Promise.all(ids.map(async (id) => {
     for (let i = 0; i < PER_AGENT; i++) {
-      if (path === "log") {
+      if (path === "log" || path === "fleet") {
         await log.append(id, { type: "assistant/chunk", payload: chunkPayload });
         continue;
       }
@@ -140,6 +149,7 @@ cases["log"] = async () => {
 };
 cases["store"] = async () => (await viaStore("store")).ms;
 cases["fenced"] = async () => (await viaStore("fenced")).ms;
+cases["fleet"] = async () => (await viaStore("fleet")).ms;
 cases["raw"] = () => rawInserts(AGENTS);
 const names = Object.keys(cases);
 const times = new Map<string, number[]>(names.map((name) => [name, []]));
@@ -168,6 +178,11 @@ console.log(
 console.log(
   `  sessions log:     ${rate("log").toFixed(0)} events/s = ${ratio("log").toFixed(2)}x raw ` +
     `(target >= 0.8x); median group ${median(groups).toFixed(0)} events`,
+);
+console.log(
+  `  sessions log, every agent fenced (a fleet node): ${rate("fleet").toFixed(0)} events/s = ${
+    ratio("fleet").toFixed(2)
+  }x raw`,
 );
 
 // Cross-node tail latency.

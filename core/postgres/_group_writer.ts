@@ -13,7 +13,12 @@ import { envelopeOf, type EventDraft, type SessionEvent } from "../sessions/enve
 import { sessionExists, sessionNotFound } from "../sessions/_store_support.ts";
 import type { Outcome } from "./_async_group.ts";
 import { KnownHeads } from "./_known_heads.ts";
-import { advanceStatement, appendStatement, arrayLiteral } from "./_write_statements.ts";
+import {
+  advanceStatement,
+  appendStatement,
+  arrayLiteral,
+  knownStatement,
+} from "./_write_statements.ts";
 
 /** A queued append: the draft and, for a fenced append, the lease's token it was made under. */
 export interface Append {
@@ -79,6 +84,7 @@ export class GroupWriter {
    * One group, one transaction, one round trip: the whole group is a single statement committed on its own, so seqs
    * are assigned, heads advanced, events inserted, fences checked and the `NOTIFY` sent under the locks that
    * statement takes. A group of appends to existing sessions, each session's under one token, takes the lean
+   * {@linkcode knownStatement} when this writer knows every one of their heads (it committed them last), else
    * {@linkcode advanceStatement}; any other the general {@linkcode appendStatement}. The rare session another writer
    * created after the statement's snapshot (its "new" draft raced a creation) is written by a second statement,
    * which sees it; a statement PostgreSQL aborted as a deadlock victim, or because a head it used was stale (another
@@ -107,9 +113,11 @@ export class GroupWriter {
           if (pass >= MAX_PASSES) {
             throw new Error(`the drafts were not placed in ${pass} statements`);
           }
-          round = lean(batch)
-            ? await this.#advance(writer, batch)
-            : await this.#statement(writer, batch);
+          round = !lean(batch)
+            ? await this.#statement(writer, batch)
+            : batch.every((append) => this.#known.get(append.draft.session_id) !== undefined)
+            ? await this.#placeKnown(writer, batch)
+            : await this.#advance(writer, batch);
         } catch (error) {
           // Whether it committed is not known when the connection failed: the heads are read again next time.
           for (const append of batch) this.#known.forget(append.draft.session_id);
@@ -148,6 +156,62 @@ export class GroupWriter {
   /** Closes the writer connection. */
   end(): Promise<void> {
     return this.#writer.end({ timeout: 5 });
+  }
+
+  /**
+   * Runs {@linkcode knownStatement} for a group {@linkcode lean} accepts whose heads are all known: each append's
+   * outcome, or `undefined` for one to run again (the fence held the group back for another session's stale token).
+   */
+  async #placeKnown(
+    writer: Sql,
+    appends: readonly Append[],
+  ): Promise<(Outcome<SessionEvent> | undefined)[]> {
+    const heads = new Map<string, number>();
+    const fenced = new Map<string, number>();
+    const seqs: string[] = [];
+    for (const { draft, token } of appends) {
+      const head = (heads.get(draft.session_id) ?? this.#known.get(draft.session_id)!) + 1;
+      heads.set(draft.session_id, head);
+      seqs.push(String(head));
+      if (token !== undefined) fenced.set(draft.session_id, token);
+    }
+    const drafts = appends.map((append) => append.draft);
+    const fencedIds = [...fenced.keys()].sort();
+    const rows = await prepared(writer, knownStatement(this.#s), [
+      arrayLiteral(drafts.map((d) => d.session_id)),
+      arrayLiteral(seqs),
+      arrayLiteral(drafts.map((d) => d.id)),
+      arrayLiteral(drafts.map((d) => d.at)),
+      arrayLiteral(drafts.map((d) => d.type)),
+      arrayLiteral(drafts.map((d) => d.parent_id)),
+      arrayLiteral(drafts.map((d) => d.payload_json)),
+      arrayLiteral(appends.map((a) => a.token === undefined ? null : String(a.token))),
+      arrayLiteral(fencedIds),
+      arrayLiteral(fencedIds.map((id) => String(fenced.get(id)))),
+      this.#node,
+      this.#channel,
+      arrayLiteral(this.#notes.encode([...heads])),
+    ]).values() as unknown as [number, string | null, string | null][];
+    const stale = new Map<string, number | undefined>();
+    let sent = 0;
+    for (const [kind, value, key] of rows) {
+      if (kind === 1) stale.set(key!, value === null ? undefined : Number(value));
+      else if (kind === 4) sent = Number(value);
+    }
+    if (stale.size === 0) {
+      if (sent === 0) {
+        throw new Error("the write statement neither placed the group nor refused it");
+      }
+      for (const [id, head] of heads) this.#known.set(id, head);
+      return appends.map(({ draft }, i) => ({
+        ok: true,
+        value: envelopeOf(draft, Number(seqs[i])),
+      }));
+    }
+    return appends.map(({ draft, token }): Outcome<SessionEvent> | undefined => {
+      if (token === undefined || !stale.has(draft.session_id)) return undefined;
+      return { ok: false, error: staleToken(draft.session_id, token, stale.get(draft.session_id)) };
+    });
   }
 
   /** Runs {@linkcode advanceStatement} for a group {@linkcode lean} accepts; each append's outcome. */

@@ -6,6 +6,44 @@
  */
 
 /**
+ * The statement that writes a group whose seqs the writer already knows: every draft appends to an existing session
+ * whose head this writer committed last (its known heads), each session's drafts under one fencing token or
+ * none, so each seq is its session's known head plus the draft's rank, computed by the writer (a single statement
+ * commits on its own, so this is the whole transaction), in the schema `s`. Parameters: per draft its session id,
+ * seq, id, time, type, parent id, payload text and fencing token (null when unfenced); the fenced session ids with
+ * the token each is appended under; the node id recorded as each event's writer; the `NOTIFY` channel and the
+ * notifications of the heads it advances.
+ *
+ * It share-locks the fenced sessions' lease rows and writes the whole group only when every one of their tokens is
+ * current: then it inserts the drafts and `NOTIFY`s; otherwise it writes nothing, and the writer refuses the drafts
+ * of the sessions whose token is stale (their lease is at another token, or was never granted) and runs the others
+ * again. It reads no head: a known head below the session's
+ * true head (another node appended since) makes the insert collide on `UNIQUE (session_id, seq)`, which aborts the
+ * statement (SQLSTATE 23505), and the group runs again reading the heads.
+ *
+ * It answers rows `[kind, value, key]`: kind 1, each fenced session whose token is stale, with its current token
+ * (null when no lease was ever granted); 4, the count of notifications sent (0 when a stale token held it back).
+ */
+export function knownStatement(s: string): string {
+  return `WITH leases AS (
+  SELECT agent_id, token FROM ${s}.agent_leases WHERE agent_id = ANY($9::text[]) ORDER BY agent_id FOR SHARE
+), stale AS (
+  SELECT f.agent_id, l.token FROM unnest($9::text[], $10::bigint[]) AS f(agent_id, token)
+    LEFT JOIN leases l USING (agent_id) WHERE l.token IS DISTINCT FROM f.token
+), inserted AS (
+  INSERT INTO ${s}.session_events (session_id, seq, id, at, type, parent_id, payload, node, fencing_token)
+  SELECT session_id, seq, id, at, type, parent_id, payload::json, $11::text, token
+  FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[])
+    AS e(session_id, seq, id, at, type, parent_id, payload, token)
+  WHERE NOT EXISTS (SELECT 1 FROM stale)
+), notified AS (
+  SELECT pg_notify($12, m) FROM unnest($13::text[]) AS m WHERE NOT EXISTS (SELECT 1 FROM stale)
+)
+SELECT 1, token::text, agent_id FROM stale
+UNION ALL SELECT 4, count(*)::text, NULL FROM notified`;
+}
+
+/**
  * The statement that writes a group whose drafts all append to existing sessions, each session's under one fencing
  * token or none (a single statement commits on its own, so this is the whole transaction), in the schema `s`.
  * Parameters: the group's session ids, sorted, with the number of drafts of each, its token (null when unfenced), its

@@ -293,6 +293,48 @@ test("one group of appends to existing sessions refuses a missing session and a 
   }
 });
 
+test("a group whose heads the writer knows: a stale token is refused, the rest written at the known heads with their tokens and node", async () => {
+  const store = await PostgresSessionStore.open({
+    url,
+    schema: "known",
+    listen: false,
+    node: "node-k",
+  });
+  const sql = postgres(url, { onnotice: () => {} });
+  try {
+    // The creates commit through this writer, so it knows both heads (1): the next group reads none of them.
+    await Promise.all(["a", "b", "c"].map((id) => store.append(draft(id, "", "new"))));
+    const lease = (await store.leases.acquire("a", "node-k", 60_000))!;
+    const results = await outcomes([
+      store.appendFenced(draft("a", "a1"), lease),
+      store.appendFenced(draft("b", "b1"), { token: 7 }),
+      store.append(draft("c", "c1")),
+      store.appendFenced(draft("a", "a2"), lease),
+    ]);
+    assert.deepStrictEqual(results, [2, "StaleFencingToken", 2, 3]);
+    const rows = await sql.unsafe(
+      `SELECT session_id, seq, node, fencing_token::int AS token FROM "known".session_events ORDER BY 1, 2`,
+    );
+    assert.deepStrictEqual(rows.map((r) => [r.session_id, Number(r.seq), r.node, r.token]), [
+      ["a", 1, "node-k", null],
+      ["a", 2, "node-k", lease.token],
+      ["a", 3, "node-k", lease.token],
+      ["b", 1, "node-k", null],
+      ["c", 1, "node-k", null],
+      ["c", 2, "node-k", null],
+    ]);
+    // The heads it now knows are the ones it committed: the next group follows them.
+    assert.deepStrictEqual(
+      await outcomes([store.append(draft("c", "c2")), store.appendFenced(draft("a", "a3"), lease)]),
+      [3, 4],
+    );
+  } finally {
+    await sql.end();
+    await store.close();
+    await (await harness("known")).cleanup();
+  }
+});
+
 test("a session another writer creates while a group's create waits on it: the group's drafts to it are written after it", async () => {
   const store = await PostgresSessionStore.open({ url, schema: "race", listen: false });
   const sql = postgres(url, { onnotice: () => {} });
