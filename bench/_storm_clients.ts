@@ -1,8 +1,8 @@
 // deno-lint-ignore-file no-console
 /**
- * The clients of `bench/replay_storm.ts`, in their own process so their work is not the server's: one caught-up
- * live client, then a storm of clients that connect at once and subscribe from seq 1. Reads a JSON job from argv,
- * prints a JSON report on stdout.
+ * The clients of `bench/replay_storm.ts`, in their own process so their work is not the server's: a storm of clients
+ * that connect at once and subscribe from seq 1, or (a job with no storm agents) one caught-up live client, which
+ * tails until its stdin closes. Reads a JSON job from argv, prints a JSON report on stdout.
  *
  * @module
  */
@@ -12,7 +12,7 @@ import { cpuUsage } from "node:process";
 export interface StormJob {
   readonly port: number;
   readonly token: string;
-  /** The storm's agent ids; each has `events` stored events. */
+  /** The storm's agent ids; each has `events` stored events (none: the live client alone). */
   readonly agents: readonly string[];
   readonly events: number;
   /** The caught-up client's agent id (subscribed from its head + 1 before the storm), if any. */
@@ -66,11 +66,22 @@ await new Promise<void>((resolve, reject) => {
   liveSocket.onerror = () => reject(new Error("the live client failed"));
 });
 console.error("ready");
-await new Promise<void>((resolve) => {
-  Deno.stdin.readable.getReader().read().then(() => resolve());
-});
+const stdin = Deno.stdin.readable.getReader();
+await stdin.read();
 
 storming = true;
+if (job.agents.length === 0) {
+  // The caught-up client alone (its own process, as another orchestrator's would be): it tails until stdin closes.
+  while (!(await stdin.read()).done) { /* the storm runs */ }
+  storming = false;
+  liveSocket?.close();
+  console.log(
+    JSON.stringify(
+      { hello: [], caughtUp: [], wall: 0, live, probe: [], cpu: 0 } satisfies StormReport,
+    ),
+  );
+  Deno.exit(0);
+}
 const cpuBefore = cpuUsage();
 const start = performance.now();
 const hello: number[] = [];

@@ -2,11 +2,14 @@
 /**
  * Reconnect storm: 200 agents × 1,000 stored events (about 800 bytes each) in a real SQLite file, served by the real
  * socket server over real sockets; every client reconnects at once and subscribes from seq 1, while one caught-up
- * client tails an agent that appends every 10 ms. The clients run in their own process (`bench/_storm_clients.ts`).
+ * client tails an agent that appends every 10 ms. The storm's clients run in a process of their own
+ * (`bench/_storm_clients.ts`), and the caught-up client in another (as another orchestrator's would: in the storm's
+ * process its frames would wait behind the storm clients' own).
  *
  * Reported against the issue's targets: every client caught up (wall); `hello` p99 twice: of another tenant that
  * connects every 20 ms while the storm runs (the live path waiting behind replay), and of the 200 storm clients
- * themselves, which connect at the same instant (beside the same burst with no replay at all: the handshakes alone);
+ * themselves, which connect at the same instant (beside the same burst with no replay at all: the handshakes alone,
+ * and the same burst against a bare server that only upgrades and says hello: the machine's floor for the burst);
  * the live tail's p99; the peak RSS against the quiet server plus the replay budget; and one connection's replay
  * throughput against the floor. The floor is a bare `Deno.serve` socket that reads the same rows raw and
  * `socket.send`s the same bytes with no scheduling and no flow control: one connection's replay (median of paired
@@ -136,6 +139,15 @@ const floor = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req
   return response;
 });
 
+// The handshake floor: a bare `Deno.serve` socket that upgrades and says hello, nothing else (no token check, no
+// store): what a burst of connections costs this machine's server and clients before any Terret work.
+const bare = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
+  const session = new URL(request.url).pathname.split("/")[3]!;
+  const { socket, response } = Deno.upgradeWebSocket(request, { protocol: "terret.v1" });
+  socket.onopen = () => socket.send(`{"type":"hello","session_id":${JSON.stringify(session)}}`);
+  return response;
+});
+
 async function replayOnce(kind: "terret" | "floor"): Promise<number> {
   const port = kind === "terret" ? server.port : floor.addr.port;
   const socket = new WebSocket(`ws://127.0.0.1:${port}/v1/agents/solo/stream`, [
@@ -197,29 +209,23 @@ peak = Math.max(peak, Deno.memoryUsage().rss);
 const floorStorm = await stormOnce(floor.addr.port, { probe: true });
 // The same connection burst with no replay: what the handshakes alone cost the burst's `hello`.
 const burst = await stormOnce(server.port, { subscribe: false });
+const bareBurst = await stormOnce(bare.addr.port, { subscribe: false });
 const report = storm.report;
 
-/** Runs the storm clients against `port`; the server's CPU time is measured across it. */
-async function stormOnce(
-  port: number,
-  options: { live?: string; probe?: boolean; subscribe?: boolean },
-): Promise<{ report: StormReport; cpu: number }> {
+/** A clients process (`bench/_storm_clients.ts`) that said it is ready, with a way to start it and read its report. */
+interface Clients {
+  go(): Promise<void>;
+  stop(): Promise<void>;
+  report(): Promise<StormReport>;
+}
+
+async function clients(job: StormJob): Promise<Clients> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "-A",
       new URL("./_storm_clients.ts", import.meta.url).pathname,
-      JSON.stringify(
-        {
-          port,
-          token: TOKEN,
-          agents,
-          events: EVENTS,
-          ...(options.live === undefined ? {} : { live: options.live, liveFrom: 2 }),
-          probe: options.probe === true,
-          subscribe: options.subscribe !== false,
-        } satisfies StormJob,
-      ),
+      JSON.stringify(job),
     ],
     stdin: "piped",
     stdout: "piped",
@@ -232,16 +238,47 @@ async function stormOnce(
     if (done) throw new Error(`the storm clients exited: ${said}`);
     said += value;
   }
-  const cpuBefore = cpuUsage();
   const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode("go\n"));
-  await writer.close();
-  const output = await new Response(child.stdout).text();
-  const status = await child.status;
+  return {
+    go: () => writer.write(new TextEncoder().encode("go\n")),
+    stop: () => writer.close(),
+    async report() {
+      const output = await new Response(child.stdout).text();
+      const status = await child.status;
+      await errors.cancel();
+      if (!status.success) throw new Error(`the storm clients failed: ${said}`);
+      return JSON.parse(output) as StormReport;
+    },
+  };
+}
+
+/**
+ * Runs the storm clients against `port` (and the caught-up live client in a process of its own, when asked); the
+ * server's CPU time is measured across the storm.
+ */
+async function stormOnce(
+  port: number,
+  options: { live?: string; probe?: boolean; subscribe?: boolean },
+): Promise<{ report: StormReport; cpu: number }> {
+  const base = { port, token: TOKEN, events: EVENTS };
+  const tail = options.live === undefined
+    ? undefined
+    : await clients({ ...base, agents: [], live: options.live, liveFrom: 2 });
+  const storm = await clients({
+    ...base,
+    agents,
+    probe: options.probe === true,
+    subscribe: options.subscribe !== false,
+  });
+  const cpuBefore = cpuUsage();
+  await tail?.go();
+  await storm.go();
+  await storm.stop();
+  const report = await storm.report();
   const used = cpuUsage(cpuBefore);
-  await errors.cancel();
-  if (!status.success) throw new Error(`the storm clients failed: ${said}`);
-  return { report: JSON.parse(output) as StormReport, cpu: (used.user + used.system) / 1000 };
+  await tail?.stop();
+  const live = (await tail?.report())?.live ?? [];
+  return { report: { ...report, live }, cpu: (used.user + used.system) / 1000 };
 }
 
 async function startProfile(): Promise<{ stop(file: string): Promise<void> }> {
@@ -287,9 +324,9 @@ const rows: [string, string, string][] = [
   ],
   [
     `hello p99 of the ${AGENTS} storm clients connecting at once`,
-    `${p(report.hello, 0.99).toFixed(1)} ms (the burst with no replay ${
+    `${p(report.hello, 0.99).toFixed(1)} ms (no replay ${
       p(burst.report.hello, 0.99).toFixed(1)
-    } ms)`,
+    } ms; bare server ${p(bareBurst.report.hello, 0.99).toFixed(1)} ms)`,
     "≤ 50 ms",
   ],
   [
@@ -329,13 +366,16 @@ console.log(
 console.log(
   `  hello p50: storm clients ${median(report.hello).toFixed(1)} ms (no replay ${
     median(burst.report.hello).toFixed(1)
-  } ms), probes ${median(report.probe).toFixed(1)} ms; caught-up p50 ${
-    median(report.caughtUp).toFixed(0)
-  } ms; load average ${Deno.loadavg()[0]!.toFixed(2)}`,
+  } ms, bare server ${median(bareBurst.report.hello).toFixed(1)} ms), probes ${
+    median(report.probe).toFixed(1)
+  } ms; caught-up p50 ${median(report.caughtUp).toFixed(0)} ms; load average ${
+    Deno.loadavg()[0]!.toFixed(2)
+  }`,
 );
 
 await server.close();
 await floor.shutdown();
+await bare.shutdown();
 await ctx.dispose();
 await store.close();
 await Deno.remove(dir, { recursive: true });
