@@ -13,7 +13,7 @@ import {
   Service,
   type ServiceKey,
 } from "@terret/hames";
-import { TerretError } from "../errors.ts";
+import { CORE_ERRORS, TerretError } from "../errors.ts";
 import { PromptKey } from "../prompt/prompt_assembler.ts";
 import { assertSessionId, SESSION_ID_PATTERN } from "../sessions/envelope.ts";
 import { type Sessions, SessionsKey } from "../sessions/sessions.ts";
@@ -310,33 +310,44 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
   }
 
   /**
-   * Adopts up to 32 agents whose lease expired unreleased (their holder died or stalled); resolves with
-   * their ids. Run every lease ttl; a no-op without a lease provider.
+   * Adopts the agents whose lease expired unreleased (their holder died or stalled), in batches of
+   * {@linkcode TAKEOVER_BATCH} until none is left that this pass has not tried, or until the cap on resident agents
+   * refuses one (every agent resident here is busy); resolves with the ids it tried. Run every lease ttl (one pass at
+   * a time); a no-op without a lease provider. An agent whose adoption failed is tried again by the next pass.
    */
   async takeOver(): Promise<string[]> {
     const leases = this.ctx.maybe(AgentLeasesKey);
     if (leases === undefined || this.#stopped || this.#takingOver) return [];
     this.#takingOver = true;
+    // An adopted agent acquires its lease in its own pump, so the next batch's query may still list it: each batch
+    // asks for as many more as this pass has tried, and skips those.
+    const tried = new Set<string>();
     try {
-      const orphans = await leases.orphaned(32);
-      for (const id of orphans) {
-        if (this.#stopped) break;
-        try {
-          const agent = this.#agents.get(id) ?? await this.ensure(id);
-          (agent as AgentHandle).adopt();
-        } catch (error) {
-          this.ctx.logger.log("warn", `The agents service could not take agent "${id}" over`, {
-            agent_id: id,
-            error,
-          });
+      for (;;) {
+        const want = tried.size + TAKEOVER_BATCH;
+        const listed = await leases.orphaned(want);
+        const batch = listed.filter((id) => !tried.has(id));
+        for (const id of batch) {
+          if (this.#stopped) return [...tried];
+          tried.add(id);
+          try {
+            const agent = this.#agents.get(id) ?? await this.ensure(id);
+            (agent as AgentHandle).adopt();
+          } catch (error) {
+            this.ctx.logger.log("warn", `The agents service could not take agent "${id}" over`, {
+              agent_id: id,
+              error,
+            });
+            if (CORE_ERRORS.is(error, "AgentsBusy")) return [...tried];
+          }
         }
+        if (batch.length === 0 || listed.length < want) return [...tried];
       }
-      return orphans;
     } catch (error) {
       this.ctx.logger.log("warn", "The agents service could not list agents to take over", {
         error,
       });
-      return [];
+      return [...tried];
     } finally {
       this.#takingOver = false;
     }
@@ -505,3 +516,6 @@ export function assertAgentId(id: unknown): asserts id is string {
     );
   }
 }
+
+/** How many orphaned agents a take-over pass lists and adopts at a time (it goes on while more are listed). */
+const TAKEOVER_BATCH = 32;

@@ -1,0 +1,132 @@
+/**
+ * The agents service's take-over of orphaned agents (their lease expired unreleased: their node died), over an
+ * in-memory lease provider that keeps the seam's contract (one holder at a time, a greater token per new holder,
+ * expired-and-owned leases listed oldest first): one pass adopts every orphan, in batches, not only the first batch.
+ */
+import assert from "node:assert/strict";
+import { type Context, definePlugin } from "@terret/hames";
+import {
+  type AgentLease,
+  type AgentLeases,
+  AgentLeasesKey,
+  AgentRegistry,
+} from "@terret/core/agents";
+import { SessionStoreKey } from "@terret/core";
+import { MemorySessionStore } from "@terret/core/sessions";
+import { createAgentStack, scriptedAdapter } from "@terret/core/testing";
+import { until } from "../exec/process/_testing.ts";
+
+/** Leases in memory, on a clock the test moves: what `PostgresLeases` keeps in its `agent_leases` rows. */
+class MemoryLeases implements AgentLeases {
+  readonly node: string;
+  readonly ttl_ms: number;
+  readonly rows = new Map<string, { owner: string; token: number; expires_at: number }>();
+  now = 1_000_000;
+  /** Every `orphaned` call's limit, in order. */
+  readonly listed: number[] = [];
+
+  constructor(node: string, ttlMs: number) {
+    this.node = node;
+    this.ttl_ms = ttlMs;
+  }
+
+  /** Records `agentId` as held by `owner` until `expiresAt` (a lease left by another node). */
+  seed(agentId: string, owner: string, expiresAt: number): void {
+    this.rows.set(agentId, { owner, token: 1, expires_at: expiresAt });
+  }
+
+  acquire(agentId: string): Promise<AgentLease | undefined> {
+    const row = this.rows.get(agentId);
+    if (
+      row !== undefined && row.owner !== this.node && row.owner !== "" && row.expires_at > this.now
+    ) {
+      return Promise.resolve(undefined);
+    }
+    const token = row === undefined
+      ? 1
+      : row.owner === this.node && row.expires_at > this.now
+      ? row.token
+      : row.token + 1;
+    const next = { owner: this.node, token, expires_at: this.now + this.ttl_ms };
+    this.rows.set(agentId, next);
+    return Promise.resolve({ agent_id: agentId, ...next });
+  }
+
+  renew(lease: AgentLease): Promise<AgentLease | undefined> {
+    const row = this.rows.get(lease.agent_id);
+    if (row?.owner !== lease.owner || row.token !== lease.token || row.expires_at <= this.now) {
+      return Promise.resolve(undefined);
+    }
+    row.expires_at = this.now + this.ttl_ms;
+    return Promise.resolve({ agent_id: lease.agent_id, ...row });
+  }
+
+  release(lease: AgentLease): Promise<boolean> {
+    const row = this.rows.get(lease.agent_id);
+    if (row?.owner !== lease.owner || row.token !== lease.token || row.expires_at <= this.now) {
+      return Promise.resolve(false);
+    }
+    row.owner = "";
+    row.expires_at = this.now;
+    return Promise.resolve(true);
+  }
+
+  orphaned(limit: number): Promise<string[]> {
+    this.listed.push(limit);
+    return Promise.resolve(
+      [...this.rows].filter(([, row]) => row.owner !== "" && row.expires_at <= this.now)
+        .sort(([, a], [, b]) => a.expires_at - b.expires_at)
+        .slice(0, limit)
+        .map(([id]) => id),
+    );
+  }
+
+  fence(): () => void {
+    return () => {};
+  }
+}
+
+Deno.test("take-over: one pass adopts every orphaned agent in batches of 32, each once, and none is left orphaned", async () => {
+  // A ttl of an hour: the periodic pass never runs during the test; the test runs one itself.
+  const leases = new MemoryLeases("node-b", 3_600_000);
+  const row = definePlugin({
+    name: "test-store-with-leases",
+    description: "The memory store, with leases in memory",
+    provides: [SessionStoreKey, AgentLeasesKey],
+    apply(ctx: Context): void {
+      ctx.provide(SessionStoreKey, new MemorySessionStore());
+      ctx.provide(AgentLeasesKey, leases);
+    },
+  });
+  await using stack = await createAgentStack({
+    adapter: scriptedAdapter([]),
+    store: { plugin: row },
+  });
+  const ids = Array.from({ length: 70 }, (_, i) => `orphan-${String(i).padStart(2, "0")}`);
+  for (const id of ids) {
+    await stack.agents.create({ agent_id: id });
+    await stack.agents.disposeAgent(id);
+  }
+  // A node that died left every one of them leased and expired, the oldest expiry first.
+  ids.forEach((id, i) => leases.seed(id, "node-dead", leases.now - 1000 + i));
+  assert.equal((await leases.orphaned(1000)).length, 70);
+
+  assert.ok(stack.agents instanceof AgentRegistry);
+  const adopted = await stack.agents.takeOver();
+
+  assert.deepStrictEqual(adopted, ids);
+  // Batches of 32: the first asked for 32; each next one for those tried so far plus 32 (an adopted agent acquires
+  // its lease in its own pump, so the list may still name it).
+  assert.equal(leases.listed[1], 32);
+  assert.ok(leases.listed.length >= 3, `${leases.listed}`);
+  await until(
+    "every adopted agent took its lease and released it on going idle",
+    async () => (await leases.orphaned(1000)).length === 0,
+  );
+  // Each was granted once, to this node (token 2 after the dead node's 1), which holds it or has released it.
+  for (const id of ids) {
+    const row = leases.rows.get(id)!;
+    assert.equal(row.token, 2, id);
+    assert.notEqual(row.owner, "node-dead", id);
+  }
+});
