@@ -9,8 +9,8 @@
  *    computed client-side, a prepared statement, one transaction at a time). The fenced case appends the same rows
  *    through `appendFenced` under a lease held on every agent (the fence check rides in the write statement), and is
  *    reported against both the unfenced store path and raw; the fleet case appends through the sessions log with
- *    every agent fenced (`store.fence`), as a fleet node appends for the agents it holds. Rounds run the cases in an order rotated per round;
- *    ratios are medians of per-round ratios (target ≥ 0.8×).
+ *    every agent fenced (`store.fence`), as a fleet node appends for the agents it holds. Rounds run the cases in an
+ *    order rotated per round; ratios are medians of per-round ratios (target ≥ 0.8×).
  * 2. Cross-node tail latency: two stores on separate connections (two nodes' worth: the notification goes through
  *    the server as between processes), a stream on node B, sequential appends on node A; latency from A's append
  *    resolving (durable) to B's stream yielding it; p50/p99 (target p99 < 20 ms).

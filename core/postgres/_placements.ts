@@ -57,8 +57,8 @@ export interface Placement {
 }
 
 /**
- * Runs {@linkcode knownStatement} for a group {@linkcode lean} accepts whose heads are all known: each append's
- * outcome, or `undefined` for one to run again (the fence held the group back for another session's stale token).
+ * Runs {@linkcode knownStatement} for a group of appends to existing sessions, each session's under one token, whose
+ * heads this writer all knows: each append's outcome, or `undefined` for one to run again (the fence held the group back for another session's stale token).
  */
 export async function placeKnown(
   writer: Runner,
@@ -113,7 +113,10 @@ export async function placeKnown(
   });
 }
 
-/** Runs {@linkcode advanceStatement} for a group {@linkcode lean} accepts; each append's outcome. */
+/**
+ * Runs {@linkcode advanceStatement} for a group of appends to existing sessions, each session's under one token; each
+ * append's outcome.
+ */
 export async function placeAdvance(
   writer: Runner,
   appends: readonly Append[],
