@@ -5,9 +5,7 @@
  * reconnects by itself and shows every event once.
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
-import { CASSETTES } from "@terret/core/testing";
-import { serve } from "../ws/_serve.ts";
+import { replayedServePatch, serve } from "../ws/_serve.ts";
 import { writeTree } from "../fixtures/composition/tree.ts";
 import { chromiumMissing, launch, until } from "./_browser.ts";
 
@@ -24,22 +22,9 @@ Deno.test({
     const port = listener.addr.port;
     listener.close();
     await using tree = await writeTree({
-      "serve.yml": [
-        "rows:",
-        "  - id: sandbox",
-        "    config: { image: terret/sandbox:test, docker: /nonexistent/docker }",
-        "  - id: llm.main",
-        "    config: { model: anthropic/claude-sonnet-4.5, api_key: replayed-no-request-leaves }",
-        "  - id: llm.replayer",
-        "    plugin: terret-llm-replayer",
-        "    after: llm.main",
-        `    config: { path: ${fileURLToPath(CASSETTES.plainText)}, match: sequence }`,
-        "  - id: titles",
-        "    config: { auto: false }",
-        "  - id: interfaces.ws",
-        `    config: { port: ${port}, token_file: ws/token, dir: !setting terret.home, console: true }`,
-        "",
-      ].join("\n"),
+      "serve.yml": replayedServePatch(
+        `{ port: ${port}, token_file: ws/token, dir: !setting terret.home, console: true }`,
+      ),
     });
     let served = await serve(tree.dir, [tree.path("serve.yml")]);
     assert.ok(

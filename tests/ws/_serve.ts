@@ -5,6 +5,7 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
+import { CASSETTES } from "@terret/core/testing";
 import { within } from "./_clients.ts";
 
 /** The repository root. */
@@ -102,4 +103,33 @@ export async function serve(
       await stderr;
     },
   };
+}
+
+/**
+ * The text of a `serve` patch whose model is the shipped plain-text cassette, replayed in sequence (no request leaves
+ * the process), with no docker (the sandbox row names a CLI that is not there: serve says so and runs on) and no
+ * titles (the cassette records the turns only), then `rows` (YAML lines of more rows), then the `interfaces.ws` row
+ * with `ws` as its config (one YAML line, or lines indented under it).
+ */
+export function replayedServePatch(
+  ws: string | readonly string[],
+  rows: readonly string[] = [],
+): string {
+  return [
+    "rows:",
+    "  - id: sandbox",
+    "    config: { image: terret/sandbox:test, docker: /nonexistent/docker }",
+    "  - id: llm.main",
+    "    config: { model: anthropic/claude-sonnet-4.5, api_key: replayed-no-request-leaves }",
+    "  - id: llm.replayer",
+    "    plugin: terret-llm-replayer",
+    "    after: llm.main",
+    `    config: { path: ${fileURLToPath(CASSETTES.plainText)}, match: sequence }`,
+    "  - id: titles",
+    "    config: { auto: false }",
+    ...rows,
+    "  - id: interfaces.ws",
+    ...(typeof ws === "string" ? [`    config: ${ws}`] : ["    config:", ...ws]),
+    "",
+  ].join("\n");
 }

@@ -5,12 +5,10 @@
  * names the store and the row; a subscriber past the hole is served, live tail included.
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import { DatabaseSync } from "node:sqlite";
 import type { SessionEvent } from "@terret/core";
-import { CASSETTES } from "@terret/core/testing";
 import { WsClient } from "./_clients.ts";
-import { serve } from "./_serve.ts";
+import { replayedServePatch, serve } from "./_serve.ts";
 import { writeTree } from "../fixtures/composition/tree.ts";
 
 const isTurnEnd = (frame: Record<string, unknown>): boolean =>
@@ -18,23 +16,7 @@ const isTurnEnd = (frame: Record<string, unknown>): boolean =>
 
 Deno.test("a row deleted from session_events: trt serve sends log_unreadable naming the seq, closes 4010 and logs the row; a reader past it is served", async () => {
   await using tree = await writeTree({
-    "serve.yml": [
-      "rows:",
-      "  - id: sandbox",
-      "    config: { image: terret/sandbox:test, docker: /nonexistent/docker }",
-      "  - id: llm.main",
-      "    config: { model: anthropic/claude-sonnet-4.5, api_key: replayed-no-request-leaves }",
-      "  - id: llm.replayer",
-      "    plugin: terret-llm-replayer",
-      "    after: llm.main",
-      `    config: { path: ${fileURLToPath(CASSETTES.plainText)}, match: sequence }`,
-      // The cassette records the turns only: no title call.
-      "  - id: titles",
-      "    config: { auto: false }",
-      "  - id: interfaces.ws",
-      "    config: { port: 0, token_file: ws/token, dir: !setting terret.home }",
-      "",
-    ].join("\n"),
+    "serve.yml": replayedServePatch("{ port: 0, token_file: ws/token, dir: !setting terret.home }"),
   });
   const url = (port: number): string => `ws://127.0.0.1:${port}/v1/agents/demo/stream`;
   const first = await serve(tree.dir, [tree.path("serve.yml")]);

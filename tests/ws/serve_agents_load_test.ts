@@ -5,11 +5,9 @@
  * `max_agents`.
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import type { SessionEvent } from "@terret/core";
-import { CASSETTES } from "@terret/core/testing";
 import { WsClient } from "./_clients.ts";
-import { serve } from "./_serve.ts";
+import { replayedServePatch, serve } from "./_serve.ts";
 import { writeTree } from "../fixtures/composition/tree.ts";
 
 const BULK = "bulk-tenant-token-0123456789abcdef";
@@ -43,27 +41,13 @@ async function residents(port: number): Promise<Summary[]> {
 
 Deno.test("1,000 agent ids touched by one token while another token's agent keeps working: never refused, resident <= max_agents", async () => {
   await using tree = await writeTree({
-    "serve.yml": [
-      "rows:",
-      "  - id: sandbox",
-      "    config: { image: terret/sandbox:test, docker: /nonexistent/docker }",
-      "  - id: llm.main",
-      "    config: { model: anthropic/claude-sonnet-4.5, api_key: replayed-no-request-leaves }",
-      "  - id: llm.replayer",
-      "    plugin: terret-llm-replayer",
-      "    after: llm.main",
-      `    config: { path: ${fileURLToPath(CASSETTES.plainText)}, match: sequence }`,
-      // The cassette records the turns only: no title call.
-      "  - id: titles",
-      "    config: { auto: false }",
-      "  - id: agents",
-      `    config: { max_agents: ${MAX_AGENTS} }`,
-      "  - id: interfaces.ws",
-      "    config:",
+    "serve.yml": replayedServePatch([
       "      port: 0",
       `      tokens: [{ token: ${BULK}, agents: ["*"] }, { token: ${STEADY}, agents: ["steady"] }]`,
-      "",
-    ].join("\n"),
+    ], [
+      "  - id: agents",
+      `    config: { max_agents: ${MAX_AGENTS} }`,
+    ]),
   });
   const served = await serve(tree.dir, [tree.path("serve.yml")]);
   const url = (id: string): string => `ws://127.0.0.1:${served.port}/v1/agents/${id}/stream`;

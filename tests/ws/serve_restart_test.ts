@@ -5,11 +5,9 @@
  * with mode 0600, and works; and the second process runs under `--scoped`.
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import type { SessionEvent } from "@terret/core";
-import { CASSETTES } from "@terret/core/testing";
 import { WsClient } from "./_clients.ts";
-import { serve } from "./_serve.ts";
+import { replayedServePatch, serve } from "./_serve.ts";
 import { writeTree } from "../fixtures/composition/tree.ts";
 
 const isTurnEnd = (frame: Record<string, unknown>): boolean =>
@@ -17,24 +15,7 @@ const isTurnEnd = (frame: Record<string, unknown>): boolean =>
 
 Deno.test("restarting trt serve on the same store: the session replays byte for byte, and the next message starts a new turn", async () => {
   await using tree = await writeTree({
-    "serve.yml": [
-      "rows:",
-      // No docker needed: the sandbox row names a CLI that is not there (serve says so and runs on).
-      "  - id: sandbox",
-      "    config: { image: terret/sandbox:test, docker: /nonexistent/docker }",
-      "  - id: llm.main",
-      "    config: { model: anthropic/claude-sonnet-4.5, api_key: replayed-no-request-leaves }",
-      "  - id: llm.replayer",
-      "    plugin: terret-llm-replayer",
-      "    after: llm.main",
-      `    config: { path: ${fileURLToPath(CASSETTES.plainText)}, match: sequence }`,
-      // The cassette records the turns only: no title call.
-      "  - id: titles",
-      "    config: { auto: false }",
-      "  - id: interfaces.ws",
-      "    config: { port: 0, token_file: ws/token, dir: !setting terret.home }",
-      "",
-    ].join("\n"),
+    "serve.yml": replayedServePatch("{ port: 0, token_file: ws/token, dir: !setting terret.home }"),
   });
   const first = await serve(tree.dir, [tree.path("serve.yml")]);
   const token = (await Deno.readTextFile(tree.path("ws/token"))).trim();

@@ -4,11 +4,9 @@
  * leave another token's agent served; connections that send nothing leave no durable session behind.
  */
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
 import type { SessionEvent } from "@terret/core";
-import { CASSETTES } from "@terret/core/testing";
 import { RawClient, WsClient } from "./_clients.ts";
-import { serve, type Served } from "./_serve.ts";
+import { replayedServePatch, serve, type Served } from "./_serve.ts";
 import { writeTree } from "../fixtures/composition/tree.ts";
 
 const GREEDY = "greedy-tenant-token-0123456789abcdef";
@@ -19,22 +17,10 @@ const isTurnEnd = (frame: Record<string, unknown>): boolean =>
 
 async function withServe(run: (served: Served) => Promise<void>): Promise<void> {
   await using tree = await writeTree({
-    "serve.yml": [
-      "rows:",
-      "  - id: sandbox",
-      "    config: { image: terret/sandbox:test, docker: /nonexistent/docker }",
-      "  - id: llm.main",
-      "    config: { model: anthropic/claude-sonnet-4.5, api_key: replayed-no-request-leaves }",
-      "  - id: llm.replayer",
-      "    plugin: terret-llm-replayer",
-      "    after: llm.main",
-      `    config: { path: ${fileURLToPath(CASSETTES.plainText)}, match: sequence }`,
-      "  - id: interfaces.ws",
-      "    config:",
+    "serve.yml": replayedServePatch([
       "      port: 0",
       `      tokens: [{ token: ${GREEDY}, agents: ["*"] }, { token: ${OTHER}, agents: ["other-*"] }]`,
-      "",
-    ].join("\n"),
+    ]),
   });
   const served = await serve(tree.dir, [tree.path("serve.yml")]);
   try {
