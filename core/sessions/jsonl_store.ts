@@ -160,25 +160,11 @@ export class JsonlSessionStore implements SessionStore {
     if (this.#closing !== undefined) throw storeClosed(this.kind);
     const { from, to, limit } = readBounds(options);
     const path = this.#path(sessionId);
-    let bytes: Uint8Array;
-    try {
-      bytes = await Deno.readFile(
-        path,
-        options.signal === undefined ? {} : { signal: options.signal },
-      );
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return [];
-      throw error;
-    }
-    checkSignal(options.signal);
-    try {
-      return parseLines(bytes, path, sessionId, { from, to, limit, types: options.types });
-    } catch (error) {
-      if (error instanceof TerretError && error.code === "StoreCorrupt") {
-        this.#logger?.log("error", error.message, { code: error.code, ...error.details });
-      }
-      throw error;
-    }
+    const bytes = await readSessionFile(path, options.signal);
+    if (bytes === undefined) return [];
+    return this.#loggingCorrupt(() =>
+      parseLines(bytes, path, sessionId, { from, to, limit, types: options.types })
+    );
   }
 
   /**
@@ -190,19 +176,15 @@ export class JsonlSessionStore implements SessionStore {
     if (this.#closing !== undefined) throw storeClosed(this.kind);
     const bounds = jsonBounds(options);
     const path = this.#path(sessionId);
-    let bytes: Uint8Array;
+    const bytes = await readSessionFile(path, options.signal);
+    if (bytes === undefined) return [];
+    return this.#loggingCorrupt(() => jsonLines(bytes, store(path), sessionId, bounds));
+  }
+
+  /** Runs a parse of a session's lines, logging the `StoreCorrupt` it throws (then rethrowing it). */
+  #loggingCorrupt<T>(parse: () => T): T {
     try {
-      bytes = await Deno.readFile(
-        path,
-        options.signal === undefined ? {} : { signal: options.signal },
-      );
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return [];
-      throw error;
-    }
-    checkSignal(options.signal);
-    try {
-      return jsonLines(bytes, store(path), sessionId, bounds);
+      return parse();
     } catch (error) {
       if (error instanceof TerretError && error.code === "StoreCorrupt") {
         this.#logger?.log("error", error.message, { code: error.code, ...error.details });
@@ -512,3 +494,19 @@ export const jsonlStorePlugin: Plugin<JsonlStoreConfig> = definePlugin({
     ctx.provide(SessionStoreKey, store);
   },
 });
+
+/** A session file's bytes, or `undefined` when it does not exist (the session has no events); checks `signal` after. */
+async function readSessionFile(
+  path: string,
+  signal: AbortSignal | undefined,
+): Promise<Uint8Array | undefined> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(path, signal === undefined ? {} : { signal });
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+  checkSignal(signal);
+  return bytes;
+}
