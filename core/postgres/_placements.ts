@@ -79,11 +79,7 @@ export async function placeKnown(
   const rows = await prepared(writer, knownStatement(at.schema), [
     arrayLiteral(drafts.map((d) => d.session_id)),
     arrayLiteral(seqs),
-    arrayLiteral(drafts.map((d) => d.id)),
-    arrayLiteral(drafts.map((d) => d.at)),
-    arrayLiteral(drafts.map((d) => d.type)),
-    arrayLiteral(drafts.map((d) => d.parent_id)),
-    arrayLiteral(drafts.map((d) => d.payload_json)),
+    ...eventColumns(drafts),
     arrayLiteral(appends.map((a) => a.token === undefined ? null : String(a.token))),
     arrayLiteral(fencedIds),
     arrayLiteral(fencedIds.map((id) => String(fenced.get(id)))),
@@ -147,11 +143,7 @@ export async function placeAdvance(
     arrayLiteral(ids.filter((id) => sessions.get(id)!.token !== undefined)),
     arrayLiteral(drafts.map((d) => d.session_id)),
     arrayLiteral(ranks),
-    arrayLiteral(drafts.map((d) => d.id)),
-    arrayLiteral(drafts.map((d) => d.at)),
-    arrayLiteral(drafts.map((d) => d.type)),
-    arrayLiteral(drafts.map((d) => d.parent_id)),
-    arrayLiteral(drafts.map((d) => d.payload_json)),
+    ...eventColumns(drafts),
     at.channel,
     at.notes.prefix,
     at.node,
@@ -194,11 +186,7 @@ export async function placeGeneral(
   // the server's array types, which a fresh connection's first statement can outrun.
   const rows = await prepared(writer, appendStatement(at.schema), [
     arrayLiteral(drafts.map((d) => d.session_id)),
-    arrayLiteral(drafts.map((d) => d.id)),
-    arrayLiteral(drafts.map((d) => d.at)),
-    arrayLiteral(drafts.map((d) => d.type)),
-    arrayLiteral(drafts.map((d) => d.parent_id)),
-    arrayLiteral(drafts.map((d) => d.payload_json)),
+    ...eventColumns(drafts),
     arrayLiteral(drafts.map((d) => d.expect)),
     arrayLiteral(appends.map((a) => a.token === undefined ? null : String(a.token))),
     arrayLiteral(fenced),
@@ -255,6 +243,18 @@ export async function placeGeneral(
       error: notPlaced(draft.session_id, new Error("the write statement did not place it")),
     };
   });
+}
+
+/** The drafts' ids, times, types, parent ids and payload texts, each as an array literal: the columns every write
+ * statement takes in that order. */
+function eventColumns(drafts: readonly EventDraft[]): string[] {
+  return [
+    arrayLiteral(drafts.map((d) => d.id)),
+    arrayLiteral(drafts.map((d) => d.at)),
+    arrayLiteral(drafts.map((d) => d.type)),
+    arrayLiteral(drafts.map((d) => d.parent_id)),
+    arrayLiteral(drafts.map((d) => d.payload_json)),
+  ];
 }
 
 /**
