@@ -10,7 +10,7 @@ import {
   scriptedTool,
   toolCallsReply,
 } from "@terret/core/testing";
-import { brief, connectPair, initialize, until } from "./acp_client.ts";
+import { brief, connectPair, initialize, newSession, until } from "./acp_client.ts";
 
 const ROOT = "/work/project";
 
@@ -26,10 +26,7 @@ Deno.test("session/cancel mid-stream answers cancelled after the chunks streamed
   const { connection, agent, updates } = connectPair({ ...stack, roots: [ROOT] });
   try {
     await initialize(agent);
-    const { sessionId } = await agent.request(acp.methods.agent.session.new, {
-      cwd: ROOT,
-      mcpServers: [],
-    });
+    const sessionId = await newSession(agent, ROOT);
     const turn = agent.request(acp.methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: "text", text: "talk" }],
@@ -68,10 +65,7 @@ Deno.test("session/cancel mid-tool answers cancelled and reports every running c
   const { connection, agent, updates } = connectPair({ ...stack, roots: [ROOT] });
   try {
     await initialize(agent);
-    const { sessionId } = await agent.request(acp.methods.agent.session.new, {
-      cwd: ROOT,
-      mcpServers: [],
-    });
+    const sessionId = await newSession(agent, ROOT);
     const turn = agent.request(acp.methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: "text", text: "look" }],

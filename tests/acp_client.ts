@@ -70,6 +70,12 @@ export async function initialize(
   });
 }
 
+/** `session/new` in `cwd` with no MCP servers; resolves with the new session's id. */
+export async function newSession(agent: acp.ClientContext, cwd: string): Promise<string> {
+  const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+  return sessionId;
+}
+
 /** Waits until `condition` holds, polling each macrotask; fails after 10 s. */
 export async function until(condition: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 10_000;

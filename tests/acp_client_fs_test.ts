@@ -10,7 +10,7 @@ import { createAgentStack, scriptedAdapter, textReply, toolCallsReply } from "@t
 import type { ScriptItem } from "@terret/core/testing";
 import { fsPlugin, workspacePlugin } from "@terret/exec";
 import { createEditTool, createReadTool, createWriteTool } from "@terret/exec/tools";
-import { connectPair, initialize } from "./acp_client.ts";
+import { connectPair, initialize, newSession } from "./acp_client.ts";
 
 async function world(script: (dir: string) => ScriptItem[][]) {
   const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-acp-fs-" }));
@@ -93,10 +93,7 @@ Deno.test("with clientFs, Read sees the editor's unsaved buffer, Edit and Write 
   );
   try {
     await initialize(agent, { fs: FS });
-    const { sessionId } = await agent.request(acp.methods.agent.session.new, {
-      cwd: dir,
-      mcpServers: [],
-    });
+    const sessionId = await newSession(agent, dir);
     assert.deepStrictEqual(
       await agent.request(acp.methods.agent.session.prompt, {
         sessionId,
@@ -149,10 +146,7 @@ Deno.test("without clientFs (the default) the client's fs methods are never aske
   );
   try {
     await initialize(agent, { fs: FS });
-    const { sessionId } = await agent.request(acp.methods.agent.session.new, {
-      cwd: w.dir,
-      mcpServers: [],
-    });
+    const sessionId = await newSession(agent, w.dir);
     await agent.request(acp.methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: "text", text: "go" }],

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
 import { createAgentStack, scriptedAdapter, textReply, toolCallsReply } from "@terret/core/testing";
 import { createBashTool } from "@terret/exec/tools";
-import { connectPair, initialize } from "./acp_client.ts";
+import { connectPair, initialize, newSession } from "./acp_client.ts";
 
 interface Terminal {
   readonly child: Deno.ChildProcess;
@@ -91,10 +91,7 @@ Deno.test("with clientTerminal, Bash runs each command in a terminal the client 
   );
   try {
     await initialize(agent, { terminal: true });
-    const { sessionId } = await agent.request(acp.methods.agent.session.new, {
-      cwd: dir,
-      mcpServers: [],
-    });
+    const sessionId = await newSession(agent, dir);
     assert.deepStrictEqual(
       await agent.request(acp.methods.agent.session.prompt, {
         sessionId,

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
 import { createAgentStack } from "@terret/core/testing";
-import { connectPair, initialize } from "./acp_client.ts";
+import { connectPair, initialize, newSession } from "./acp_client.ts";
 
 Deno.test("session/new compares the real cwd with the granted directories", async () => {
   const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-acp-cwd-" }));
@@ -33,10 +33,7 @@ Deno.test("session/new compares the real cwd with the granted directories", asyn
         data: { field: "cwd", cwd: `${root}/escape`, roots: [root] },
       },
     );
-    const { sessionId } = await agent.request(acp.methods.agent.session.new, {
-      cwd: `${outside}/into`,
-      mcpServers: [],
-    });
+    const sessionId = await newSession(agent, `${outside}/into`);
     assert.equal(stack.agents.get(sessionId)?.session_id, sessionId);
     // A directory that does not exist yet is judged by its real parent.
     await assert.rejects(

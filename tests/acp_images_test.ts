@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
 import { createAgentStack, scriptedAdapter, textReply } from "@terret/core/testing";
-import { connectPair, initialize } from "./acp_client.ts";
+import { connectPair, initialize, newSession } from "./acp_client.ts";
 
 const ROOT = "/work/project";
 const PROMPT: acp.ContentBlock[] = [
@@ -19,10 +19,7 @@ Deno.test("without a vision model, image is not advertised and an image prompt i
   try {
     const init = await initialize(agent);
     assert.equal(init.agentCapabilities?.promptCapabilities?.image, false);
-    const { sessionId } = await agent.request(acp.methods.agent.session.new, {
-      cwd: ROOT,
-      mcpServers: [],
-    });
+    const sessionId = await newSession(agent, ROOT);
     const refused = await agent.request(acp.methods.agent.session.prompt, {
       sessionId,
       prompt: PROMPT,
@@ -50,10 +47,7 @@ Deno.test("with a vision model, image is advertised and an image prompt reaches 
   try {
     const init = await initialize(agent);
     assert.equal(init.agentCapabilities?.promptCapabilities?.image, true);
-    const { sessionId } = await agent.request(acp.methods.agent.session.new, {
-      cwd: ROOT,
-      mcpServers: [],
-    });
+    const sessionId = await newSession(agent, ROOT);
     assert.deepStrictEqual(
       await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: PROMPT }),
       { stopReason: "end_turn" },

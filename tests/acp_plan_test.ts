@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
 import { z } from "zod";
 import { createAgentStack, scriptedAdapter, textReply, toolCallsReply } from "@terret/core/testing";
-import { brief, connectPair, initialize } from "./acp_client.ts";
+import { brief, connectPair, initialize, newSession } from "./acp_client.ts";
 
 const ROOT = "/work/project";
 
@@ -51,10 +51,7 @@ Deno.test("each successful TodoWrite call streams the whole plan, and session/lo
   let sessionId = "";
   try {
     await initialize(live.agent);
-    ({ sessionId } = await live.agent.request(acp.methods.agent.session.new, {
-      cwd: ROOT,
-      mcpServers: [],
-    }));
+    sessionId = await newSession(live.agent, ROOT);
     await live.agent.request(acp.methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: "text", text: "plan it" }],

@@ -14,7 +14,7 @@ import {
   toolCallTurn,
 } from "@terret/core/testing";
 import { writeTree } from "./fixtures/composition/tree.ts";
-import { spawnAcp } from "./acp_client.ts";
+import { newSession, spawnAcp } from "./acp_client.ts";
 
 Deno.test("trt acp asks the client about parked calls: allow_once, reject_once and allow_always, whose rule admits the next call", async () => {
   await using server = await fakeOpenRouter();
@@ -84,10 +84,7 @@ Deno.test("trt acp asks the client about parked calls: allow_once, reject_once a
       clientCapabilities: { fs: { readTextFile: false, writeTextFile: true } },
       clientInfo: { name: "editor", version: "1.0.0" },
     });
-    ({ sessionId } = await connection.agent.request(acp.methods.agent.session.new, {
-      cwd: work,
-      mcpServers: [],
-    }));
+    sessionId = await newSession(connection.agent, work);
     assert.deepStrictEqual(
       await connection.agent.request(acp.methods.agent.session.prompt, {
         sessionId,

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import * as acp from "@agentclientprotocol/sdk";
 import { fakeOpenRouter, sseResponse, textTurn } from "@terret/core/testing";
 import { writeTree } from "./fixtures/composition/tree.ts";
-import { spawnAcp } from "./acp_client.ts";
+import { newSession, spawnAcp } from "./acp_client.ts";
 
 function client(updates: acp.SessionUpdate[]) {
   return acp.client({ name: "editor" }).onNotification(
@@ -67,10 +67,7 @@ Deno.test("trt acp speaks only ACP on stdout, and a turn whose client died finis
   try {
     const init = await connection.agent.request(acp.methods.agent.initialize, INIT);
     assert.equal(init.protocolVersion, 1);
-    ({ sessionId } = await connection.agent.request(acp.methods.agent.session.new, {
-      cwd: work,
-      mcpServers: [],
-    }));
+    sessionId = await newSession(connection.agent, work);
     const answer = await connection.agent.request(acp.methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: "text", text: "hi" }],

@@ -9,55 +9,17 @@ import {
   toolCallsReply,
 } from "@terret/core/testing";
 import type { ScriptItem } from "@terret/core/testing";
-import { serveAcp } from "./acp_server.ts";
 import { ACP_MODES } from "./modes.ts";
+import { brief, connectPair, initialize, newSession } from "../../tests/acp_client.ts";
 
 const ROOT = "/work/project";
 
 type Update = acp.SessionUpdate;
 
-/** A client and the agent side joined by two NDJSON byte pipes; every update the client receives is recorded. */
-function connectPair(stack: { sessions: never; agents: never } | Parameters<typeof serveAcp>[1]) {
-  const up = new TransformStream<Uint8Array, Uint8Array>();
-  const down = new TransformStream<Uint8Array, Uint8Array>();
-  const server = serveAcp(acp.ndJsonStream(down.writable, up.readable), stack as never);
-  const updates: { sessionId: string; update: Update }[] = [];
-  const app = acp.client({ name: "test-client" })
-    .onNotification(acp.methods.client.session.update, ({ params }) => {
-      updates.push({ sessionId: params.sessionId, update: params.update });
-    });
-  const connection = app.connect(acp.ndJsonStream(up.writable, down.readable));
-  return { server, connection, agent: connection.agent, updates };
-}
-
 async function boot(responses: ScriptItem[][], tools: ScriptedTool[] = [], allow: string[] = []) {
   const stack = await createAgentStack({ adapter: scriptedAdapter(responses), allow });
   for (const tool of tools) stack.tools.register(stack.ctx, tool.definition);
   return stack;
-}
-
-/** An update reduced to what a sequence pins: its kind and its text or status. */
-function brief(update: Update): string {
-  switch (update.sessionUpdate) {
-    case "user_message_chunk":
-    case "agent_message_chunk":
-    case "agent_thought_chunk":
-      return `${update.sessionUpdate} ${update.content.type === "text" ? update.content.text : ""}`;
-    case "tool_call":
-      return `tool_call ${update.toolCallId} ${update.kind} ${update.status}`;
-    case "tool_call_update":
-      return `tool_call_update ${update.toolCallId} ${update.status}`;
-    default:
-      return update.sessionUpdate;
-  }
-}
-
-async function initialize(agent: acp.ClientContext) {
-  return await agent.request(acp.methods.agent.initialize, {
-    protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
-    clientInfo: { name: "test-client", version: "0.0.1" },
-  });
 }
 
 Deno.test("initialize advertises what is served; a plain turn streams the user message and the chunks, then end_turn", async () => {
@@ -75,10 +37,7 @@ Deno.test("initialize advertises what is served; a plain turn streams the user m
       agentInfo: { name: "terret", title: "Terret", version: "0.1.0" },
       authMethods: [],
     });
-    const { sessionId } = await agent.request(acp.methods.agent.session.new, {
-      cwd: `${ROOT}/sub`,
-      mcpServers: [],
-    });
+    const sessionId = await newSession(agent, `${ROOT}/sub`);
     // The ACP session is the durable session, driven by the agent of the same id.
     assert.equal(stack.agents.get(sessionId)?.session_id, sessionId);
     const answer = await agent.request(acp.methods.agent.session.prompt, {
@@ -120,10 +79,7 @@ Deno.test("a tool turn streams Read then Edit with kinds, locations and a diff, 
   let sessionId = "";
   try {
     await initialize(live.agent);
-    ({ sessionId } = await live.agent.request(acp.methods.agent.session.new, {
-      cwd: ROOT,
-      mcpServers: [],
-    }));
+    sessionId = await newSession(live.agent, ROOT);
     const answer = await live.agent.request(acp.methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: "text", text: "fix a.txt" }],
@@ -165,39 +121,6 @@ Deno.test("a tool turn streams Read then Edit with kinds, locations and a diff, 
     assert.deepStrictEqual(again.updates, live.updates);
   } finally {
     again.connection.close();
-  }
-});
-
-Deno.test("session/cancel mid-tool answers cancelled and reports the running call as failed", async () => {
-  const slow = scriptedTool("Read", { held: true, kind: "read" });
-  await using stack = await boot(
-    [
-      toolCallsReply([{ id: "c1", name: "Read", args: { file_path: `${ROOT}/a.txt` } }]),
-    ],
-    [slow],
-    ["Read"],
-  );
-  const { connection, agent, updates } = connectPair({ ...stack, roots: [ROOT] });
-  try {
-    await initialize(agent);
-    const { sessionId } = await agent.request(acp.methods.agent.session.new, {
-      cwd: ROOT,
-      mcpServers: [],
-    });
-    const turn = agent.request(acp.methods.agent.session.prompt, {
-      sessionId,
-      prompt: [{ type: "text", text: "read" }],
-    });
-    await slow.started(1);
-    await agent.notify(acp.methods.agent.session.cancel, { sessionId });
-    assert.deepStrictEqual(await turn, { stopReason: "cancelled" });
-    assert.deepStrictEqual(updates.map(({ update }) => brief(update)), [
-      "user_message_chunk read",
-      "tool_call c1 read in_progress",
-      "tool_call_update c1 failed",
-    ]);
-  } finally {
-    connection.close();
   }
 });
 
@@ -243,10 +166,7 @@ Deno.test("bad requests get clear errors and the connection keeps serving", asyn
         data: { sessionId: "nope" },
       },
     );
-    const { sessionId } = await agent.request(acp.methods.agent.session.new, {
-      cwd: ROOT,
-      mcpServers: [],
-    });
+    const sessionId = await newSession(agent, ROOT);
     const turn = agent.request(acp.methods.agent.session.prompt, {
       sessionId,
       prompt: [{ type: "text", text: "first" }],
@@ -293,10 +213,7 @@ Deno.test("a turn that runs out of steps answers max_turn_requests", async () =>
   const { connection, agent } = connectPair({ ...stack, roots: [ROOT] });
   try {
     await initialize(agent);
-    const { sessionId } = await agent.request(acp.methods.agent.session.new, {
-      cwd: ROOT,
-      mcpServers: [],
-    });
+    const sessionId = await newSession(agent, ROOT);
     assert.deepStrictEqual(
       await agent.request(acp.methods.agent.session.prompt, {
         sessionId,
