@@ -725,7 +725,7 @@ Deno.test({
     const html = await page.text();
     assert.equal(page.status, 200);
     assert.match(page.headers.get("content-type") ?? "", /^text\/html/);
-    assert.match(html, /<script src="\/console\/app.js" defer><\/script>/);
+    assert.match(html, /<script type="module" src="\/console\/app.js"><\/script>/);
     assert.doesNotMatch(html, /<script>/, "no inline script");
     const script = await fetch(`${base}/console/app.js`);
     await script.body?.cancel();
@@ -736,6 +736,11 @@ Deno.test({
     const again = await fetch(`${base}/console/app.js`, { headers: { "if-none-match": etag } });
     await again.body?.cancel();
     assert.equal(again.status, 304);
+    // The script is a module: the modules it imports are served beside it, as JavaScript.
+    const imported = await fetch(`${base}/console/transcript.js`);
+    assert.equal(imported.status, 200);
+    assert.match(imported.headers.get("content-type") ?? "", /^text\/javascript/);
+    assert.match(await imported.text(), /export class Transcript/);
     const missing = await fetch(`${base}/console/nope.js`);
     assert.equal(missing.status, 404);
     assert.equal(await missing.text(), "not found");
