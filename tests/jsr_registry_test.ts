@@ -18,6 +18,7 @@ import {
   WORKSPACE_ROOT,
 } from "../tools/local_jsr.ts";
 import { within, WsClient } from "./ws/_clients.ts";
+import { stablePort } from "./ports.ts";
 
 interface Ran {
   readonly code: number;
@@ -291,10 +292,8 @@ Deno.test("the workspace published to a local JSR registry runs from an empty di
 });
 
 Deno.test("probeRegistry() names an unreachable JSR_URL and what to do", async () => {
-  // A port that was free a moment ago: nothing listens there.
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const url = `http://127.0.0.1:${listener.addr.port}/`;
-  listener.close();
+  // A free port below the ephemeral range: nothing listens there, and no parallel test's listener is handed it.
+  const url = `http://127.0.0.1:${stablePort()}/`;
   await assert.rejects(probeRegistry(url, "@terret/cli"), (error: Error) => {
     assert.match(
       error.message,

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { replayedServePatch, serve } from "../ws/_serve.ts";
 import { writeTree } from "../fixtures/composition/tree.ts";
+import { stablePort } from "../ports.ts";
 import { chromiumMissing, launch, until } from "./_browser.ts";
 
 const missing = await chromiumMissing();
@@ -18,9 +19,8 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const port = listener.addr.port;
-    listener.close();
+    // The process comes back on the same port: one no parallel test's socket is handed in between.
+    const port = stablePort();
     await using tree = await writeTree({
       "serve.yml": replayedServePatch(
         `{ port: ${port}, token_file: ws/token, dir: !setting terret.home, console: true }`,

@@ -18,6 +18,7 @@ import {
 import { WsInterface, WsServiceKey } from "@terret/ws";
 import { WsClient } from "../ws/_clients.ts";
 import { TOKEN, TOKENS } from "../ws/_harness.ts";
+import { stablePort } from "../ports.ts";
 import { chromiumMissing, launch, until } from "./_browser.ts";
 
 const XSS = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
@@ -406,9 +407,8 @@ Deno.test({
   sanitizeOps: false,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "terret-console-" });
-    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const port = listener.addr.port;
-    listener.close();
+    // The server comes back on the same port: one no parallel test's socket is handed in between.
+    const port = stablePort();
     let stack = await mountAt(
       scriptedAdapter([textReply("Before the restart.")]),
       `${dir}/s.db`,

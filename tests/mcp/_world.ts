@@ -15,6 +15,7 @@ import { mcpServerConfig } from "../../core/mcp/config.ts";
 import { McpToolSource } from "../../core/mcp/tool_source.ts";
 import { httpOpener, stdioOpener } from "../../core/mcp/transports.ts";
 import { inheritedEnv, readHostEnv } from "../../core/mcp/runtime_env.ts";
+import { freePort } from "../ports.ts";
 
 /** Pinned versions of the servers the tests start. */
 export const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";
@@ -147,13 +148,7 @@ export class RecordingRegistry {
 
 export { until } from "../../exec/process/_testing.ts";
 
-/** A free loopback TCP port (bound and released). */
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
+export { freePort };
 
 /** Whether a process is alive (not a zombie), from `ps`. */
 export async function alive(pid: number): Promise<boolean> {

@@ -8,6 +8,7 @@
  * @module
  */
 import { skipLane } from "../lane.ts";
+import { freePort } from "../ports.ts";
 
 /** A running throwaway cluster. */
 export interface PgCluster {
@@ -154,13 +155,7 @@ async function startCluster(bin: string): Promise<PgCluster> {
   };
 }
 
-/** A loopback port nothing listens on right now. */
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
+export { freePort };
 
 async function run(program: string, args: string[]): Promise<void> {
   const out = await new Deno.Command(program, {

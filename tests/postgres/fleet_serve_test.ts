@@ -11,6 +11,7 @@ import { type Frame, WsClient } from "../ws/_clients.ts";
 import { serve } from "../ws/_serve.ts";
 import { writeTree } from "../fixtures/composition/tree.ts";
 import { postgresLane } from "./cluster.ts";
+import { stablePort } from "../ports.ts";
 import { nodePatch } from "./_fleet_nodes.ts";
 
 const lane = await postgresLane();
@@ -150,10 +151,9 @@ Deno.test({
   fn: async () => {
     await using tree = await writeTree({});
     const patch = await nodePatchOf(tree.dir, "node-down", "http://127.0.0.1:9");
-    // The same cluster's port with the server stopped would race the other tests; a port nobody listens on is down.
-    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const port = (listener.addr as Deno.NetAddr).port;
-    listener.close();
+    // The same cluster's port with the server stopped would race the other tests; a port nobody listens on is down
+    // (below the ephemeral range, so no parallel test's listener is handed it meanwhile).
+    const port = stablePort();
     const down = `postgres://terret:s3cret-down@127.0.0.1:${port}/fleet`;
     await Deno.writeTextFile(patch, (await Deno.readTextFile(patch)).replace(url, down));
     const { code, stdout, stderr } = await trt(["serve", "--home", tree.dir, "--patch", patch]);

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { writeTree } from "../fixtures/composition/tree.ts";
 import { within } from "./_clients.ts";
 import { ROOT, serve } from "./_serve.ts";
+import { stablePort } from "../ports.ts";
 
 const ORCHESTRATOR = fileURLToPath(new URL("../../examples/orchestrator.ts", import.meta.url));
 const NOTES_DIR = "/tmp/terret-demo";
@@ -110,9 +111,8 @@ Deno.test("the example orchestrator reconnects after a restart and subscribes fr
     await Deno.mkdir(NOTES_DIR, { recursive: true });
     await Deno.writeTextFile(`${NOTES_DIR}/notes.txt`, "buy milk\ncall the plumber\n");
   }
-  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = probe.addr.port;
-  probe.close();
+  // Both processes listen on it in turn: a port no parallel test's socket is handed in between.
+  const port = stablePort();
   await using tree = await writeTree({
     "port.yml": [
       "rows:",
