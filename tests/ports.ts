@@ -1,26 +1,18 @@
 /**
- * Loopback ports for tests: any free one, and one that stays free across a server's restart.
+ * Loopback ports for tests that cannot listen on port 0 themselves: a port picked now and bound later (by a child
+ * process, or by a server started again on the same port), or one that must stay silent.
  *
  * @module
  */
-
-/** A free loopback TCP port (bound and released): for a server started once, right away. */
-export function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
-  return port;
-}
 
 /** The lowest port of a stable range: well above the well-known and registered ports test machines tend to use. */
 const STABLE_FLOOR = 10_000;
 
 /**
- * A free loopback TCP port below the kernel's ephemeral range: for a server a test stops and starts again on the
- * same port. A port from {@linkcode freePort} can be taken in between by any socket of a test running in parallel
- * (the kernel hands out ephemeral ports to `port: 0` listeners and to outgoing connections, loopback ones
- * included); a port below the range is never handed out, so only an explicit bind of the same number could take it,
- * and the number is drawn at random.
+ * A free loopback TCP port below the kernel's ephemeral range. A port bound and released (`port: 0`) can be taken
+ * before it is bound again by any socket of a test running in parallel (the kernel hands out ephemeral ports to
+ * `port: 0` listeners and to outgoing connections, loopback ones included); a port below the range is never handed
+ * out, so only an explicit bind of the same number could take it, and the number is drawn at random.
  *
  * @throws {Error} when the ephemeral range leaves no stable range below it, or no port there is free
  */

@@ -4,7 +4,8 @@ import { TerretError } from "../errors.ts";
 import { PostgresSessionStore } from "./postgres_store.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./_schema.ts";
 import { runSessionStoreConformance } from "../../tests/conformance/session_store.ts";
-import { freePort, postgresLane } from "../../tests/postgres/cluster.ts";
+import { postgresLane } from "../../tests/postgres/cluster.ts";
+import { stablePort } from "../../tests/ports.ts";
 
 const lane = await postgresLane();
 const url = lane.cluster === undefined ? "" : await lane.cluster.createDatabase("store_test");
@@ -74,7 +75,8 @@ test("three nodes opening a new schema at once create it once, at the current ve
 });
 
 test("a database that is down is named without its password", async () => {
-  const port = freePort();
+  // Nothing listens there, and no parallel test's listener is handed it meanwhile.
+  const port = stablePort();
   await assert.rejects(
     PostgresSessionStore.open({ url: `postgres://terret:hunter2@127.0.0.1:${port}/fleet` }),
     (error: unknown) => {

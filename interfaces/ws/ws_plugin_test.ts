@@ -13,6 +13,7 @@ import { wsConfig } from "./config.ts";
 import { resolveTokens } from "./token_file.ts";
 import { WsInterface, WsServiceKey } from "./ws_plugin.ts";
 import { WsServer } from "./ws_server.ts";
+import { stablePort } from "../../tests/ports.ts";
 
 const TOKEN_A = "token-a-0123456789abcdef";
 const TOKEN_B = "token-b-0123456789abcdef";
@@ -172,9 +173,7 @@ Deno.test("a live reconfigure closes connections whose token no longer grants th
     assert.equal(keep.readyState, WebSocket.OPEN);
     // A changed address: the new one is bound first, then the old connections are closed with 1001.
     const moved = closed(keep);
-    const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const port = probe.addr.port;
-    probe.close();
+    const port = stablePort();
     await loader.reconfigure("interfaces.ws", { port, tokens });
     assert.deepStrictEqual(await moved, [1001, "server address changed"]);
     assert.equal(ws().port, port);

@@ -15,7 +15,7 @@ import { mcpServerConfig } from "../../core/mcp/config.ts";
 import { McpToolSource } from "../../core/mcp/tool_source.ts";
 import { httpOpener, stdioOpener } from "../../core/mcp/transports.ts";
 import { inheritedEnv, readHostEnv } from "../../core/mcp/runtime_env.ts";
-import { freePort } from "../ports.ts";
+import { stablePort } from "../ports.ts";
 
 /** Pinned versions of the servers the tests start. */
 export const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";
@@ -147,8 +147,6 @@ export class RecordingRegistry {
 }
 
 export { until } from "../../exec/process/_testing.ts";
-
-export { freePort };
 
 /** Whether a process is alive (not a zombie), from `ps`. */
 export async function alive(pid: number): Promise<boolean> {
@@ -292,8 +290,11 @@ export async function startHttpPeer(
   };
 }
 
-/** Starts the everything server over Streamable HTTP on a free loopback port. */
-export function startEverythingHttp(port = freePort()): Promise<HttpPeer> {
+/**
+ * Starts the everything server over Streamable HTTP on a free loopback port (a stable one: the child binds it a
+ * moment later, so it must not be one a parallel test's socket can be handed meanwhile).
+ */
+export function startEverythingHttp(port = stablePort()): Promise<HttpPeer> {
   return startHttpPeer(
     [
       "run",
@@ -309,8 +310,8 @@ export function startEverythingHttp(port = freePort()): Promise<HttpPeer> {
   );
 }
 
-/** Starts the scripted server over Streamable HTTP on a free loopback port. */
-export function startScriptedHttp(port = freePort(), ...args: string[]): Promise<HttpPeer> {
+/** Starts the scripted server over Streamable HTTP on a free loopback port (a stable one, as above). */
+export function startScriptedHttp(port = stablePort(), ...args: string[]): Promise<HttpPeer> {
   return startHttpPeer(
     ["run", "--no-config", "--allow-net=127.0.0.1", SCRIPTED, "--http", String(port), ...args],
     port,

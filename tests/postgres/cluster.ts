@@ -8,7 +8,7 @@
  * @module
  */
 import { skipLane } from "../lane.ts";
-import { freePort } from "../ports.ts";
+import { stablePort } from "../ports.ts";
 
 /** A running throwaway cluster. */
 export interface PgCluster {
@@ -85,7 +85,8 @@ async function startCluster(bin: string): Promise<PgCluster> {
   if (asRoot) await run("chown", ["postgres:postgres", dir]);
   const as = (program: string, args: string[]): [string, string[]] =>
     asRoot ? ["runuser", ["-u", "postgres", "--", program, ...args]] : [program, args];
-  const port = freePort();
+  // Postgres binds it only after initdb: a port no parallel test's socket is handed meanwhile.
+  const port = stablePort();
   await run(...as(`${bin}/initdb`, [
     "-D",
     data,
@@ -154,8 +155,6 @@ async function startCluster(bin: string): Promise<PgCluster> {
     destroy,
   };
 }
-
-export { freePort };
 
 async function run(program: string, args: string[]): Promise<void> {
   const out = await new Deno.Command(program, {

@@ -6,6 +6,7 @@ import { openRouterLlm } from "../openrouter/plugin.ts";
 import type { LlmRequest, StreamEvent } from "../vocabulary.ts";
 import { parseCassette, requestKey } from "./cassette.ts";
 import { llmRecorder } from "./recorder.ts";
+import { stablePort } from "../../../tests/ports.ts";
 
 const KEY = "sk-or-v1-recorder-secret-4242";
 const REQUEST: LlmRequest = {
@@ -105,9 +106,7 @@ Deno.test("llmRecorder records a refused connection and bodies that are not UTF-
     const path = `${dir}/odd.jsonl`;
     await using server = await fakeOpenRouter();
     server.script({ status: 500, body: new Uint8Array([0xff, 0xfe, 0x41]) });
-    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const dead = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/api/v1`;
-    listener.close();
+    const dead = `http://127.0.0.1:${stablePort()}/api/v1`;
     const ctx = createContext({ mode: "test" });
     await new Loader(ctx).load([
       { id: "llm", plugin: LlmRegistry },

@@ -17,6 +17,7 @@ import {
 } from "../../testing.ts";
 import type { LlmRequest, StreamEvent } from "../vocabulary.ts";
 import { OpenRouterAdapter, type OpenRouterAdapterOptions } from "./adapter.ts";
+import { stablePort } from "../../../tests/ports.ts";
 
 const REQUEST: LlmRequest = {
   system: "You are terse.",
@@ -387,9 +388,8 @@ Deno.test("a finish reason without [DONE] still completes the message", async ()
 });
 
 Deno.test("a refused connection is retried, then reported as a network error", async () => {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (listener.addr as Deno.NetAddr).port;
-  listener.close();
+  // Nothing listens there, and no parallel test's listener is handed it meanwhile.
+  const port = stablePort();
   const timing = recordingTiming();
   const events = await collect(
     adapter(`http://127.0.0.1:${port}/api/v1`, { timing, retry: { maxRetries: 1 } }).stream(
