@@ -5,7 +5,7 @@
  * and stops at the first refusal when every resident agent is busy.
  */
 import assert from "node:assert/strict";
-import { type Context, createMemoryLogger, definePlugin } from "@terret/hames";
+import { type Context, createMemoryLogger, definePlugin, type PluginLike } from "@terret/hames";
 import {
   type AgentLease,
   type AgentLeases,
@@ -14,7 +14,12 @@ import {
 } from "@terret/core/agents";
 import { SessionStoreKey } from "@terret/core";
 import { MemorySessionStore } from "@terret/core/sessions";
-import { createAgentStack, scriptedAdapter, textReply } from "@terret/core/testing";
+import {
+  type AgentStack,
+  createAgentStack,
+  scriptedAdapter,
+  textReply,
+} from "@terret/core/testing";
 import { until } from "../exec/process/_testing.ts";
 
 /** Leases in memory, on a clock the test moves: what `PostgresLeases` keeps in its `agent_leases` rows. */
@@ -87,10 +92,9 @@ class MemoryLeases implements AgentLeases {
   }
 }
 
-Deno.test("take-over: one pass adopts every orphaned agent in batches of 32, each once, and none is left orphaned", async () => {
-  // A ttl of an hour: the periodic pass never runs during the test; the test runs one itself.
-  const leases = new MemoryLeases("node-b", 3_600_000);
-  const row = definePlugin({
+/** The memory store as the `sessions.store` row, providing `leases` as the agent leases beside it. */
+function storeWithLeases(leases: MemoryLeases): PluginLike {
+  return definePlugin({
     name: "test-store-with-leases",
     description: "The memory store, with leases in memory",
     provides: [SessionStoreKey, AgentLeasesKey],
@@ -99,17 +103,33 @@ Deno.test("take-over: one pass adopts every orphaned agent in batches of 32, eac
       ctx.provide(AgentLeasesKey, leases);
     },
   });
-  await using stack = await createAgentStack({
-    adapter: scriptedAdapter([]),
-    store: { plugin: row },
-  });
-  const ids = Array.from({ length: 70 }, (_, i) => `orphan-${String(i).padStart(2, "0")}`);
+}
+
+/**
+ * Creates each agent and disposes it again, then leaves its lease as a node that died would: held by that node and
+ * expired, the oldest expiry first (in the order of `ids`).
+ */
+async function leaveOrphaned(
+  stack: AgentStack,
+  leases: MemoryLeases,
+  ids: readonly string[],
+): Promise<void> {
   for (const id of ids) {
     await stack.agents.create({ agent_id: id });
     await stack.agents.disposeAgent(id);
   }
-  // A node that died left every one of them leased and expired, the oldest expiry first.
   ids.forEach((id, i) => leases.seed(id, "node-dead", leases.now - 1000 + i));
+}
+
+Deno.test("take-over: one pass adopts every orphaned agent in batches of 32, each once, and none is left orphaned", async () => {
+  // A ttl of an hour: the periodic pass never runs during the test; the test runs one itself.
+  const leases = new MemoryLeases("node-b", 3_600_000);
+  await using stack = await createAgentStack({
+    adapter: scriptedAdapter([]),
+    store: { plugin: storeWithLeases(leases) },
+  });
+  const ids = Array.from({ length: 70 }, (_, i) => `orphan-${String(i).padStart(2, "0")}`);
+  await leaveOrphaned(stack, leases, ids);
   assert.equal((await leases.orphaned(1000)).length, 70);
 
   assert.ok(stack.agents instanceof AgentRegistry);
@@ -134,15 +154,6 @@ Deno.test("take-over: one pass adopts every orphaned agent in batches of 32, eac
 
 Deno.test("take-over: at the cap with every resident agent busy, a pass stops at the first refusal and the next pass adopts the rest", async () => {
   const leases = new MemoryLeases("node-b", 3_600_000);
-  const row = definePlugin({
-    name: "test-store-with-leases",
-    description: "The memory store, with leases in memory",
-    provides: [SessionStoreKey, AgentLeasesKey],
-    apply(ctx: Context): void {
-      ctx.provide(SessionStoreKey, new MemorySessionStore());
-      ctx.provide(AgentLeasesKey, leases);
-    },
-  });
   // Two turns held at a gate keep both resident agents busy.
   const adapter = scriptedAdapter([
     [{ type: "message_start" }, { type: "gate", gate: "hold" }, ...textReply("One.").slice(1)],
@@ -151,16 +162,12 @@ Deno.test("take-over: at the cap with every resident agent busy, a pass stops at
   const logger = createMemoryLogger();
   await using stack = await createAgentStack({
     adapter,
-    store: { plugin: row },
+    store: { plugin: storeWithLeases(leases) },
     maxAgents: 2,
     context: { mode: "test", logger },
   });
   const ids = ["orphan-0", "orphan-1", "orphan-2", "orphan-3", "orphan-4"];
-  for (const id of ids) {
-    await stack.agents.create({ agent_id: id });
-    await stack.agents.disposeAgent(id);
-  }
-  ids.forEach((id, i) => leases.seed(id, "node-dead", leases.now - 1000 + i));
+  await leaveOrphaned(stack, leases, ids);
   const busy = [await stack.agents.ensure("busy-a"), await stack.agents.ensure("busy-b")];
   for (const agent of busy) agent.send("Work");
   await until("both turns hold at the gate", () => adapter.remaining === 0);
