@@ -112,7 +112,11 @@ Deno.test({
         lines ?? "",
         /This view fell behind the stream \(lagged at seq \d+\); reconnecting/,
       );
-      assert.match(lines ?? "", /Connection lost \(4008 lagged\); reconnecting from seq \d+/);
+      const lost = /Connection lost \(4008 lagged\); reconnecting from seq (\d+)/.exec(lines ?? "");
+      assert.ok(lost !== null, lines ?? "");
+      // The hello of the new socket is a reconnect: it says so, from the same seq.
+      const resumed = (lines ?? "").indexOf(`Reconnected; resuming from seq ${lost[1]}`);
+      assert.ok(resumed > lost.index, lines ?? "");
       const seqs = await domSeqs(page);
       assert.equal(seqs.at(-1), head);
       assert.deepStrictEqual(

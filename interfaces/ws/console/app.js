@@ -106,10 +106,9 @@ function onFrame(frame) {
   switch (frame.type) {
     case "hello":
       state.replayTo = frame.head_seq;
-      if (connection.retry > 0) {
+      if (connection.greeted()) {
         transcript.notice("Reconnected; resuming from seq " + (state.lastSeq + 1));
       }
-      connection.retry = 0;
       agents.openLive(state.agentId, frame.head_seq);
       setConn("live", "ok");
       connection.sendRaw({ type: "subscribe", from_seq: state.lastSeq + 1 });

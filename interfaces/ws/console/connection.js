@@ -15,7 +15,7 @@ export class Connection {
   #ref = 0;
   #timer = null;
   /** How many reconnects in a row (0 once a hello came). */
-  retry = 0;
+  #retry = 0;
 
   constructor(hooks) {
     this.#hooks = hooks;
@@ -40,6 +40,13 @@ export class Connection {
       this.#socket = null;
       s.close(1000, "console closed");
     }
+  }
+
+  /** The server said hello: true when this socket is a reconnect (the count starts again). */
+  greeted() {
+    const reconnected = this.#retry > 0;
+    this.#retry = 0;
+    return reconnected;
   }
 
   /** Sends a protocol frame as is (the subscribe after hello). */
@@ -70,7 +77,7 @@ export class Connection {
       return;
     }
     this.#socket = socket;
-    this.#hooks.status(this.retry > 0 ? "reconnecting" : "connecting", "wait");
+    this.#hooks.status(this.#retry > 0 ? "reconnecting" : "connecting", "wait");
     socket.onmessage = (message) => {
       let frame;
       try {
@@ -84,8 +91,8 @@ export class Connection {
       if (this.#socket !== socket) return;
       this.#socket = null;
       if (!this.#wanted) return;
-      this.retry++;
-      const delay = Math.min(5000, 250 * Math.pow(2, Math.min(this.retry, 5)));
+      this.#retry++;
+      const delay = Math.min(5000, 250 * Math.pow(2, Math.min(this.#retry, 5)));
       this.#hooks.lost(close);
       this.#timer = setTimeout(() => {
         this.#timer = null;
