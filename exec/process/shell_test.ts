@@ -18,7 +18,12 @@ function world(shell: Record<string, unknown> = {}) {
   return mountWorld({
     rows: [
       { id: "shell", plugin: shellPlugin, config: shell },
-      { id: "subprocess", plugin: subprocessPlugin, config: { kill_grace_ms: 200 } },
+      // Bash's own messages are asserted word for word: in one locale, whatever the host's.
+      {
+        id: "subprocess",
+        plugin: subprocessPlugin,
+        config: { kill_grace_ms: 200, env: { LC_ALL: "C.UTF-8" } },
+      },
     ],
   });
 }

@@ -102,7 +102,8 @@ export interface DockerSandboxOptions {
  * (killing the host `docker exec` client does not stop it); `dispose` removes the container. When a program exits
  * on its own, what is left of its session in the container is killed.
  *
- * The program's environment crosses with `-e NAME` (the value travels in the CLI's environment, not its argv).
+ * The program's environment crosses with `-e NAME` (the value travels in the CLI's environment, not its argv),
+ * except the names the image owns (`PATH`, `HOME`, `TMPDIR`, the locale): those keep the image's values.
  * Limits: a program that calls `setsid` inside the container leaves its session and outlives the signal hook until
  * the container is removed; the container is not recreated if something outside removes it.
  */
@@ -152,9 +153,8 @@ export class DockerSandbox implements Sandbox, AsyncDisposable {
 
   async wrap(argv: readonly string[], options: WrapOptions): Promise<WrappedCommand> {
     checkArgv(argv);
-    // PATH and HOME are the image's own: the host's name host directories the container does not have.
     const env = Object.fromEntries(
-      Object.entries(checkEnv(options.env)).filter(([name]) => !IMAGE_OWN_ENV.has(name)),
+      Object.entries(checkEnv(options.env)).filter(([name]) => !isImageOwn(name)),
     );
     const cwd = await containedCwd(options.cwd, this.#dirs);
     await this.workspaceReady();
@@ -418,7 +418,17 @@ function checkMountable(dir: string): void {
 }
 
 /** Variables the container's image defines for itself; the host's values are not passed in. */
-const IMAGE_OWN_ENV: ReadonlySet<string> = new Set(["PATH", "HOME"]);
+/**
+ * The names whose values the image owns, so the host's do not cross into the container: `PATH`, `HOME` and `TMPDIR`
+ * name host directories the container does not have, and the locale names (`LANG`, `LANGUAGE`, `LC_*`) a host
+ * locale the image may lack (a program started in a locale its system lacks warns on every start: bash prints
+ * "setlocale: LC_ALL: cannot change locale" ahead of the output). The container keeps its image's values (the
+ * default image sets `LANG=C.UTF-8`); a different locale belongs in the image.
+ */
+function isImageOwn(name: string): boolean {
+  return name === "PATH" || name === "HOME" || name === "TMPDIR" || name === "LANG" ||
+    name === "LANGUAGE" || name.startsWith("LC_");
+}
 
 function isClientName(name: string): boolean {
   return /^DOCKER_/i.test(name);

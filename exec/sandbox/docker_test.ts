@@ -140,7 +140,7 @@ Deno.test("DockerSandbox builds the docker run and docker exec argvs", async () 
 
 Deno.test({
   name:
-    "DockerSandbox wraps into docker exec: -i always, -t and the size only with tty, env by name",
+    "DockerSandbox wraps into docker exec: -i always, -t and the size only with tty, env by name but the image's own names",
   ignore: lane.skip !== undefined,
   async fn() {
     const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "terret-dockerwrap-" }));
@@ -148,7 +148,18 @@ Deno.test({
     try {
       const plain = await sandbox.wrap(["bash", "-c", "echo hi"], {
         cwd: root,
-        env: { SECRET: "s3cr3t", DOCKER_HOST: "tcp://inside" },
+        env: {
+          SECRET: "s3cr3t",
+          DOCKER_HOST: "tcp://inside",
+          // The image's own: host directories and a host locale the container may not have.
+          PATH: "/host/bin",
+          HOME: "/host/home",
+          TMPDIR: "/host/tmp",
+          LANG: "de_DE.UTF-8",
+          LANGUAGE: "de",
+          LC_ALL: "de_DE.UTF-8",
+          LC_MESSAGES: "de_DE.UTF-8",
+        },
       });
       const [docker, , , , , , , , , , , , wrapper, , id] = plain.argv;
       assert.deepStrictEqual(plain.argv, [
@@ -176,6 +187,9 @@ Deno.test({
       assert.match(id!, /^[0-9a-f]{16}$/);
       assert.equal(plain.env.DOCKER_HOST, undefined, "the CLI keeps reaching the host's engine");
       assert.equal(plain.env.SECRET, "s3cr3t");
+      for (const name of ["PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES"]) {
+        assert.equal(plain.env[name], undefined, `${name} keeps the image's value`);
+      }
       assert.equal(plain.argv.includes("s3cr3t"), false, "a value never travels in the argv");
       assert.equal(typeof plain.signal, "function");
       const tty = await sandbox.wrap(["bash"], { cwd: root, tty: true, columns: 91, rows: 33 });

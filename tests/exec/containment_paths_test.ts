@@ -69,7 +69,13 @@ async function world(
     { id: "workspace", plugin: workspacePlugin, config: { dirs } },
     { id: "fs", plugin: fsPlugin, config: { max_read_bytes: 64 } },
     { id: "sandbox", plugin: sandbox.plugin, config: sandbox.config },
-    { id: "subprocess", plugin: subprocessPlugin, config: { kill_grace_ms: 300 } },
+    // The programs' own messages are asserted word for word: in one locale, whatever the host's (the container
+    // keeps its image's).
+    {
+      id: "subprocess",
+      plugin: subprocessPlugin,
+      config: { kill_grace_ms: 300, env: { LC_ALL: "C.UTF-8" } },
+    },
     { id: "shell", plugin: shellPlugin, config: {} },
   ]);
   return ctx;

@@ -3,7 +3,7 @@
  * Issue 17 items 3 and 12 on the docker lane, through real `trt serve` processes: a server killed with SIGKILL
  * leaves its sandbox container running (labelled with the home and the boot), `trt doctor` removes it when no
  * server holds the home, and so does the next `trt serve` on the same home. A program in the container sees the
- * image's own `PATH` and `HOME`, not the host's.
+ * image's own `PATH`, `HOME`, `TMPDIR` and locale, not the host's.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
@@ -38,9 +38,15 @@ async function containersOf(home: string): Promise<string[]> {
 
 /** Starts serve on `home`, runs one Bash call in the sandbox, returns the server and what the call printed. */
 async function serveWithContainer(home: string, agent: string) {
-  // A host HOME and PATH the image cannot have: what the program sees must be the image's own.
+  // A host HOME, PATH, TMPDIR and locale the image cannot have: what the program sees must be the image's own.
   const served = await serve(home, [`${home}/serve.yml`], {
-    env: { HOME: "/host-home-terret", PATH: `/host-only-bin:${Deno.env.get("PATH")}` },
+    env: {
+      HOME: "/host-home-terret",
+      PATH: `/host-only-bin:${Deno.env.get("PATH")}`,
+      TMPDIR: "/host-only-tmp",
+      LANG: "xx_XX.UTF-8",
+      LC_ALL: "xx_XX.UTF-8",
+    },
   });
   const token = (await Deno.readTextFile(`${home}/ws/token`)).trim();
   const client = await WsClient.open(`ws://127.0.0.1:${served.port}/v1/agents/${agent}/stream`, {
@@ -70,7 +76,13 @@ Deno.test({
     await Deno.writeTextFile(
       `${home}/cassette.jsonl`,
       scriptedCassette([
-        { tool: "Bash", args: { command: 'echo "PATH=$PATH HOME=$HOME"' } },
+        {
+          tool: "Bash",
+          args: {
+            command:
+              'echo "PATH=$PATH HOME=$HOME TMPDIR=${TMPDIR-unset} LANG=$LANG LC_ALL=${LC_ALL-unset}"',
+          },
+        },
         { text: "Done." },
       ]),
     );
@@ -101,10 +113,12 @@ Deno.test({
       ].join("\n"),
     );
     const first = await serveWithContainer(home, "first");
-    // The image's own PATH and HOME, not the host's.
+    // The image's own PATH, HOME and locale, not the host's, and no warning from a shell started in a locale the
+    // image lacks.
     assert.equal(
       first.output,
-      "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root",
+      "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TMPDIR=unset " +
+        "LANG=C.UTF-8 LC_ALL=unset",
     );
     const leaked = await containersOf(home);
     assert.equal(leaked.length, 1);
