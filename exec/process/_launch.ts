@@ -9,6 +9,7 @@ import { TerretError } from "../errors.ts";
 import type { Sandbox } from "@terret/core";
 import type { WrapOptions, WrappedCommand } from "@terret/core/seams";
 import type { IPty } from "@lydell/node-pty";
+import { closeSync, constants as fsConstants, openSync } from "node:fs";
 
 /** Options of {@linkcode launchPiped}. */
 export interface PipedLaunch {
@@ -117,19 +118,27 @@ export async function launchPty(
   }
 }
 
-/** Opens the terminal's slave side (`/dev/pts/N`); returns the function that closes it. */
+/**
+ * Opens the terminal's slave side (`/dev/pts/N`) with `O_NOCTTY`; returns the function that closes it.
+ *
+ * `O_NOCTTY` is what keeps the host alive: a process that leads its session and has no controlling terminal (how
+ * systemd, `setsid` or a container's init start `trt serve`) takes the first terminal it opens without the flag as
+ * its own. The open races the child's `TIOCSCTTY`: when the host won, the program ran without a controlling
+ * terminal, and when the terminal closed the kernel hung it up and sent SIGHUP to the host, killing it. (`Deno.open`
+ * takes no such flag; `node:fs` passes it through.)
+ */
 function holdSlave(pty: IPty): () => void {
   const name = (pty as { readonly ptsName?: unknown }).ptsName;
-  let held: Deno.FsFile | undefined;
+  let held: number | undefined;
   if (typeof name === "string" && name.startsWith("/dev/pts/")) {
     try {
-      held = Deno.openSync(name, { read: true, write: true });
+      held = openSync(name, fsConstants.O_RDWR | fsConstants.O_NOCTTY);
     } catch {
       // Not fatal: without the hold a program may only be misreported as hung up in a rare race.
     }
   }
   return () => {
-    held?.close();
+    if (held !== undefined) closeSync(held);
     held = undefined;
   };
 }
