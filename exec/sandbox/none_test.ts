@@ -2,7 +2,11 @@ import assert from "node:assert/strict";
 import { createContext, Loader, parseConfig, pluginPermissions } from "@terret/hames";
 import { SandboxKey, WorkspaceKey } from "@terret/core";
 import { runSandboxConformance } from "../../tests/conformance/sandbox_provider.ts";
-import { EXPECTED_ESCAPES, testEscapeBattery } from "../../tests/conformance/escape_battery.ts";
+import {
+  EXPECTED_ESCAPES,
+  hostLimits,
+  testEscapeBattery,
+} from "../../tests/conformance/escape_battery.ts";
 import { workspacePlugin } from "../workspace.ts";
 import { createNoneSandbox, noneSandboxPlugin } from "./none.ts";
 
@@ -73,4 +77,5 @@ testEscapeBattery({
   language: "shell",
   sandbox: { plugin: noneSandboxPlugin, config: { acknowledge_unsandboxed: true } },
   expected: EXPECTED_ESCAPES.none,
+  hostLimits,
 });

@@ -26,6 +26,11 @@ import {
 export interface SandboxCheckOptions {
   /** Probes the providers (default {@linkcode probeSandboxProviders}); tests pass a scripted one. */
   readonly probe?: typeof probeSandboxProviders;
+  /**
+   * Removes a home's stale sandbox containers (default {@linkcode reapStaleContainers}, which runs the docker CLI);
+   * tests pass a scripted one.
+   */
+  readonly reap?: typeof reapStaleContainers;
 }
 
 /**
@@ -43,6 +48,7 @@ export interface SandboxCheckOptions {
  */
 export function createSandboxCheck(options: SandboxCheckOptions = {}): DoctorCheck {
   const probe = options.probe ?? probeSandboxProviders;
+  const reapStale = options.reap ?? reapStaleContainers;
   return {
     name: "sandbox",
     description: "which sandbox providers work on this machine, and the sandbox row's",
@@ -72,7 +78,9 @@ export function createSandboxCheck(options: SandboxCheckOptions = {}): DoctorChe
       }));
       findings.push(judge(row, probes));
       const dockerWorks = probes.some((found) => found.name === "docker" && found.available);
-      if (docker?.home !== undefined && dockerWorks) findings.push(...await reap(docker));
+      if (docker?.home !== undefined && dockerWorks) {
+        findings.push(...await reap(docker, reapStale));
+      }
       return findings;
     },
   };
@@ -82,11 +90,14 @@ export function createSandboxCheck(options: SandboxCheckOptions = {}): DoctorChe
  * Removes the containers a killed server of this home left behind, when no server holds the home (at `serve` the
  * lock is held, and the row itself reaps at mount).
  */
-async function reap(docker: DockerSandboxConfig): Promise<DoctorFinding[]> {
+async function reap(
+  docker: DockerSandboxConfig,
+  reapStale: typeof reapStaleContainers,
+): Promise<DoctorFinding[]> {
   const lock = await acquireHomeLock(docker.home!).catch(() => undefined);
   if (lock === undefined) return [];
   try {
-    const reaped = await reapStaleContainers({ docker: docker.docker, home: docker.home! });
+    const reaped = await reapStale({ docker: docker.docker, home: docker.home! });
     if (reaped.length === 0) return [];
     return [{
       level: "warning",

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { ProbeSandboxOptions, SandboxProbe } from "@terret/exec/sandbox";
-import { COMPOSITION_CHECKS, prepareRows, resolveProfile } from "@terret/terret";
+import { acquireHomeLock, COMPOSITION_CHECKS, prepareRows, resolveProfile } from "@terret/terret";
 import { createSandboxCheck, runTrt } from "./mod.ts";
 
 const NONE: SandboxProbe = {
@@ -33,6 +33,20 @@ function scripted(docker: SandboxProbe, asked: ProbeSandboxOptions[]) {
   return (options: ProbeSandboxOptions = {}): Promise<SandboxProbe[]> => {
     asked.push(options);
     return Promise.resolve([NONE, docker, DENO]);
+  };
+}
+
+/** What a scripted reaper was asked. */
+type ReapAsked = { readonly docker?: string | undefined; readonly home: string };
+
+/**
+ * A scripted stale-container reaper (the real one runs the host's docker CLI, which these tests must not reach):
+ * answers `answer` (or throws it) and records what it was asked.
+ */
+function scriptedReap(asked: ReapAsked[] = [], answer: string[] | Error = []) {
+  return (options: ReapAsked): Promise<string[]> => {
+    asked.push({ docker: options.docker, home: options.home });
+    return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer);
   };
 }
 
@@ -80,7 +94,10 @@ function lines(findings: readonly { level: string; row?: string; message: string
 Deno.test("the sandbox check says a docker sandbox that cannot start is an error and names the row to patch", async () => {
   await using p = await profile("");
   const asked: ProbeSandboxOptions[] = [];
-  const findings = await createSandboxCheck({ probe: scripted(DOCKER_DOWN, asked) }).run(p.input);
+  const findings = await createSandboxCheck({
+    probe: scripted(DOCKER_DOWN, asked),
+    reap: scriptedReap(),
+  }).run(p.input);
   assert.deepStrictEqual(asked, [{ docker: "docker", image: "img:1" }]);
   assert.deepStrictEqual(lines(findings), [
     ...INFOS(DOCKER_DOWN),
@@ -126,18 +143,64 @@ Deno.test("the sandbox check judges each provider of the sandbox row", async () 
   ];
   for (const [row, docker, judged] of cases) {
     await using p = await profile(row);
-    const findings = await createSandboxCheck({ probe: scripted(docker, []) }).run(p.input);
+    const findings = await createSandboxCheck({ probe: scripted(docker, []), reap: scriptedReap() })
+      .run(p.input);
     assert.deepStrictEqual(lines(findings), [...INFOS(docker), judged], row);
   }
   await using off = await profile(
     "  - id: sandbox\n    disabled: true\n  - id: subprocess\n    disabled: true\n" +
       "  - id: shell\n    disabled: true\n  - id: terminals\n    disabled: true\n",
   );
-  const findings = await createSandboxCheck({ probe: scripted(DOCKER_OK, []) }).run(off.input);
+  const findings = await createSandboxCheck({
+    probe: scripted(DOCKER_OK, []),
+    reap: scriptedReap(),
+  }).run(off.input);
   assert.deepStrictEqual(lines(findings), [
     ...INFOS(DOCKER_OK),
     "info - no enabled row provides the sandbox, so nothing in this profile can run programs",
   ]);
+});
+
+Deno.test("the sandbox check removes a home's stale containers only while docker works and no server holds the home", async () => {
+  await using p = await profile("");
+  const ok =
+    `ok sandbox programs run in a docker container without a network (${DOCKER_OK.reason})`;
+  const run = (docker: SandboxProbe, reap: ReturnType<typeof scriptedReap>) =>
+    createSandboxCheck({ probe: scripted(docker, []), reap }).run(p.input).then(lines);
+
+  const asked: ReapAsked[] = [];
+  assert.deepStrictEqual(await run(DOCKER_OK, scriptedReap(asked, ["c-1", "c-2"])), [
+    ...INFOS(DOCKER_OK),
+    ok,
+    "warning - removed 2 stale sandbox containers of this home that a server killed without shutting down " +
+    "left running: c-1, c-2",
+  ]);
+  assert.deepStrictEqual(asked, [{ docker: "docker", home: p.home }]);
+
+  assert.deepStrictEqual(await run(DOCKER_OK, scriptedReap([], [])), [...INFOS(DOCKER_OK), ok]);
+
+  assert.deepStrictEqual(
+    await run(DOCKER_OK, scriptedReap([], new Error("permission denied (simulated)"))),
+    [
+      ...INFOS(DOCKER_OK),
+      ok,
+      "warning - cannot look for stale sandbox containers: permission denied (simulated)",
+    ],
+  );
+
+  // Docker down: nothing to ask. A server holding the home: it reaps its own at mount.
+  const untouched: ReapAsked[] = [];
+  await run(DOCKER_DOWN, scriptedReap(untouched, ["c-1"]));
+  const lock = await acquireHomeLock(p.home);
+  try {
+    assert.deepStrictEqual(await run(DOCKER_OK, scriptedReap(untouched, ["c-1"])), [
+      ...INFOS(DOCKER_OK),
+      ok,
+    ]);
+  } finally {
+    await lock.release();
+  }
+  assert.deepStrictEqual(untouched, []);
 });
 
 Deno.test("the sandbox check judges a bwrap row by its probe", async () => {
@@ -183,6 +246,7 @@ Deno.test("the sandbox check judges a bwrap row by its probe", async () => {
         asked.push(options);
         return Promise.resolve([NONE, DOCKER_DOWN, DENO, bwrap]);
       },
+      reap: scriptedReap(),
     }).run(p.input);
     assert.deepStrictEqual(asked, [{ bwrap: config.includes("/opt") ? "/opt/bwrap" : "bwrap" }]);
     assert.deepStrictEqual(lines(findings), [
@@ -195,7 +259,10 @@ Deno.test("the sandbox check judges a bwrap row by its probe", async () => {
 
 Deno.test("trt doctor lists the providers and serve prints the sandbox row's problem", async () => {
   await using p = await profile("");
-  const checks = [...COMPOSITION_CHECKS, createSandboxCheck({ probe: scripted(DOCKER_DOWN, []) })];
+  const checks = [
+    ...COMPOSITION_CHECKS,
+    createSandboxCheck({ probe: scripted(DOCKER_DOWN, []), reap: scriptedReap() }),
+  ];
   const out: string[] = [];
   const err: string[] = [];
   const io = {

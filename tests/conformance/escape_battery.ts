@@ -87,6 +87,11 @@ export interface BatterySubject {
   readonly language: "shell" | "deno";
   /** The exact outcome of every attempt. */
   readonly expected: Readonly<Record<BatteryName, BatteryOutcome>>;
+  /**
+   * For a provider that runs programs as the host's user (`none`): the attempts the host's user cannot do on this
+   * machine either, which are then expected `contained` (by the host, not the provider). Default: none.
+   */
+  readonly hostLimits?: () => Promise<Partial<Record<BatteryName, BatteryOutcome>>>;
 }
 
 const SECRET_ENV = ["TERRET_TOKEN", "OPENROUTER_API_KEY", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN"];
@@ -676,6 +681,23 @@ async function setsidDispose(
 const CONTAINED = "contained" as const;
 
 /**
+ * What the host's own user cannot do here, tried from this process: read `/etc/shadow` (only root may) and connect
+ * to the Docker socket (root or the `docker` group, and only where an engine runs). A program a provider runs as
+ * the host's user fails at these the same way, so for such a provider they are `contained`.
+ */
+export async function hostLimits(): Promise<Partial<Record<BatteryName, BatteryOutcome>>> {
+  const limits: Partial<Record<BatteryName, BatteryOutcome>> = {};
+  const shadow = await Deno.readTextFile("/etc/shadow").catch(() => "");
+  if (shadow === "") limits.read_shadow = CONTAINED;
+  try {
+    (await Deno.connect({ transport: "unix", path: "/var/run/docker.sock" })).close();
+  } catch {
+    limits.docker_socket = CONTAINED;
+  }
+  return limits;
+}
+
+/**
  * The outcome of every attempt per provider: what each provider's battery test asserts, and what docs/security.md
  * shows (`tests/security/escape_table_test.ts` fails when the two differ).
  */
@@ -683,7 +705,8 @@ export const EXPECTED_ESCAPES: Readonly<
   Record<"none" | "deno" | "docker" | "bwrap", Readonly<Record<BatteryName, BatteryOutcome>>>
 > = {
   // Not isolated: the shell runs on the host as the host's user. Only the fs tools refuse, and the seam passes no
-  // host secret variables.
+  // host secret variables. (Where the host's user itself may not read /etc/shadow or reach the Docker socket, the
+  // battery expects those contained: see hostLimits.)
   none: Object.fromEntries(BATTERY.map(([name]) => [
     name,
     name.startsWith("fs_") ? "refused" : name === "env_secrets" ? "contained" : "escaped",
@@ -715,7 +738,7 @@ export function testEscapeBattery(subject: BatterySubject, skip?: string): void 
     ignore: skip !== undefined,
     async fn() {
       const { isolated, outcomes } = await runEscapeBattery(subject);
-      assert.deepStrictEqual(outcomes, subject.expected);
+      assert.deepStrictEqual(outcomes, { ...subject.expected, ...await subject.hostLimits?.() });
       const escaped = BATTERY.map(([name]) => name).filter((name) => outcomes[name] === "escaped");
       if (isolated) assert.deepStrictEqual(escaped, [], "isolated: true lets nothing escape");
       else {assert.notDeepStrictEqual(
