@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 
 /**
  * One contender of a paired benchmark: `loop(n)` does the operation `n` times and is timed with `iterations` per
@@ -65,4 +66,6 @@ export function pairedRatio(
  * The flag every benchmark process runs with: the benchmarks' own lockfile (bench/deno.lock), so the packages only
  * they compare against (pi, openai, cordis) stay out of the root lockfile that `trt serve` installs from.
  */
-export const BENCH_LOCK_FLAG: string = `--lock=${new URL("./deno.lock", import.meta.url).pathname}`;
+export const BENCH_LOCK_FLAG: string = `--lock=${
+  fileURLToPath(new URL("./deno.lock", import.meta.url))
+}`;

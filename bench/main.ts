@@ -6,9 +6,10 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import { BENCH_LOCK_FLAG } from "./_measure.ts";
 
-const dir = new URL("./", import.meta.url).pathname;
+const dir = fileURLToPath(new URL("./", import.meta.url));
 const scripts = [...Deno.readDirSync(dir)]
   .map((entry) => entry.name)
   .filter((name) => name.endsWith(".ts") && !name.startsWith("_") && name !== "main.ts")

@@ -21,6 +21,7 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import { DatabaseSync } from "node:sqlite";
 import { cpuUsage } from "node:process";
 import { Session } from "node:inspector";
@@ -224,7 +225,7 @@ async function clients(job: StormJob): Promise<Clients> {
     args: [
       "run",
       "-A",
-      new URL("./_storm_clients.ts", import.meta.url).pathname,
+      fileURLToPath(new URL("./_storm_clients.ts", import.meta.url)),
       JSON.stringify(job),
     ],
     stdin: "piped",

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { fixedEnv, FIXTURE_BUNDLES, writeTree } from "../tests/fixtures/composition/tree.ts";
 import { dumpConfig } from "./dump_config.ts";
@@ -21,7 +22,7 @@ Deno.test("dumpConfig() annotates each row with the layers that set it and shows
     patches: ["extra.yml"],
   });
   const text = dumpConfig(resolved);
-  const bundle = new URL("greetings.yml", FIXTURE_BUNDLES).pathname;
+  const bundle = fileURLToPath(new URL("greetings.yml", FIXTURE_BUNDLES));
   const profilePatch = tree.path("profiles/dev/patch.yml");
   assert.equal(
     text,

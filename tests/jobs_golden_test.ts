@@ -5,6 +5,7 @@
  * the `none` sandbox, subprocess, shell, jobs, the standard tools). Regenerate the golden file after an intended
  * change with `UPDATE_GOLDEN=1 deno test -A tests/jobs_golden_test.ts`.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { definePlugin, type PluginLike } from "@terret/hames";
 import { AgentClockKey } from "@terret/core/agents";
@@ -24,6 +25,7 @@ import { JobsKey, jobsPlugin, shellPlugin, subprocessPlugin } from "@terret/exec
 import { stdToolsPlugin } from "@terret/exec/tools";
 import { assertGolden } from "./fixtures/golden.ts";
 import { until } from "../exec/process/_testing.ts";
+import { shellWord } from "./shell_words.ts";
 
 interface Clock {
   ms: number;
@@ -73,7 +75,7 @@ Deno.test("golden: a job's completion notice arrives at the agent's next step as
   try {
     const gate = `${dir}/gate.fifo`;
     assert.equal((await new Deno.Command("mkfifo", { args: [gate] }).output()).code, 0);
-    const command = `echo started; cat ${gate} > /dev/null; echo done`;
+    const command = `echo started; cat ${shellWord(gate)} > /dev/null; echo done`;
     const adapter = scriptedAdapter([
       toolCallsReply([{ id: "c1", name: "Bash", args: { command, run_in_background: true } }]),
       toolCallsReply([{ id: "c2", name: "wait", args: {} }]),
@@ -262,7 +264,7 @@ Deno.test("a host killed with a job running: the next host reports the job lost 
       args: [
         "run",
         "-A",
-        new URL("./fixtures/jobs/crashing_host.ts", import.meta.url).pathname,
+        fileURLToPath(new URL("./fixtures/jobs/crashing_host.ts", import.meta.url)),
         sqlitePath,
         dir,
       ],
@@ -276,7 +278,9 @@ Deno.test("a host killed with a job running: the next host reports the job lost 
       if (done) break;
       line += value;
     }
-    const [word, pidText, output] = line.trim().split(" ");
+    // "ready <pid> <output path>": the path is the rest of the line (it may hold spaces).
+    const [word, pidText, ...pathWords] = line.trim().split(" ");
+    const output = pathWords.join(" ");
     assert.equal(word, "ready");
     const pid = Number(pidText);
     host.kill("SIGKILL");
@@ -318,7 +322,7 @@ Deno.test("a host killed with a job running: the next host reports the job lost 
         },
       ],
     );
-    assert.equal(await Deno.readTextFile(output!), "up\n");
+    assert.equal(await Deno.readTextFile(output), "up\n");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

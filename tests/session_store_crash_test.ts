@@ -2,13 +2,14 @@
  * Crash safety: a child process appending in a loop is killed with SIGKILL; on reopen every persistent store reads
  * a contiguous prefix with no torn event, holding every append the child saw resolve, and appends continue.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createContext } from "@terret/hames";
 import { JsonlSessionStore, SqliteSessionStore } from "@terret/core/sessions";
 import { SessionLog, type SessionStore } from "@terret/core";
 
-const fixture = new URL("./fixtures/session_appender.ts", import.meta.url).pathname;
+const fixture = fileURLToPath(new URL("./fixtures/session_appender.ts", import.meta.url));
 
 function textOf(w: number, i: number): string {
   const size = (w * 7919 + i * 104_729) % (i % 10 === 0 ? 262_144 : 2048);

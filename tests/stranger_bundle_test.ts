@@ -7,6 +7,7 @@
  * from the fixture bundle `core-tools` (the base bundle without the model, the sandbox and the socket), and the tool
  * runs through the registry's real pipeline in a real session.
  */
+import { fileURLToPath, pathToFileURL } from "node:url";
 import assert from "node:assert/strict";
 import type { Context } from "@terret/hames";
 import { SessionsKey, ToolsKey } from "@terret/core";
@@ -86,14 +87,14 @@ Deno.test("a stranger bundle package is discovered from its metadata, composed, 
   const resolved = await resolveProfile("fortune", options);
   const bundle = tree.path("project/node_modules/terret-fortune/terret/bundle.yml");
   assert.deepStrictEqual(resolved.layers.map((layer) => [layer.name, layer.file]), [
-    ["bundle core-tools", new URL("core-tools.yml", FIXTURE_BUNDLES).pathname],
+    ["bundle core-tools", fileURLToPath(new URL("core-tools.yml", FIXTURE_BUNDLES))],
     ["bundle terret-fortune", bundle],
   ]);
   assert.deepStrictEqual(resolved.plugins.get("terret-fortune"), {
     name: "terret-fortune",
     declaredBy: `bundle terret-fortune (${bundle})`,
     specifier: "../fortune.js#fortune",
-    module: `file://${tree.path("project/node_modules/terret-fortune/fortune.js")}`,
+    module: pathToFileURL(tree.path("project/node_modules/terret-fortune/fortune.js")).href,
     exportName: "fortune",
     readScope: tree.path("project/node_modules/terret-fortune"),
   });

@@ -9,8 +9,9 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 
-const root = new URL("../", import.meta.url).pathname;
+const root = fileURLToPath(new URL("../", import.meta.url));
 const config = JSON.parse(await Deno.readTextFile(`${root}deno.json`)) as { workspace: string[] };
 const members = [".", ...config.workspace];
 

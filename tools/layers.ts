@@ -8,8 +8,9 @@
  *
  * @module
  */
+import { fileURLToPath, pathToFileURL } from "node:url";
 
-const root = new URL("../", import.meta.url).pathname;
+const root = fileURLToPath(new URL("../", import.meta.url));
 
 const allowed: Record<string, readonly string[]> = {
   kernel: [],
@@ -52,7 +53,7 @@ for (const [member, imports] of Object.entries(allowed)) {
         );
       }
       if (specifier.startsWith("../")) {
-        const resolved = new URL(specifier, `file://${file}`).pathname.slice(root.length);
+        const resolved = fileURLToPath(new URL(specifier, pathToFileURL(file))).slice(root.length);
         if (!resolved.startsWith(`${member}/`)) {
           problems.push(`${file.slice(root.length)} reaches outside its package with ${specifier}`);
         }

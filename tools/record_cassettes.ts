@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import { createContext, Loader } from "@terret/hames";
 import {
   Llm,
@@ -29,7 +30,7 @@ import {
 import { chunk, fakeOpenRouter, sse, sseResponse, usageChunk } from "@terret/core/testing";
 
 const live = Deno.args.includes("--live");
-const out = new URL("../core/llm/testdata/", import.meta.url).pathname;
+const out = fileURLToPath(new URL("../core/llm/testdata/", import.meta.url));
 const MODEL = Deno.env.get("TERRET_LIVE_MODEL") ?? "anthropic/claude-sonnet-4.5";
 const ID = { model: MODEL, provider: "Anthropic" };
 

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import { createContext, Loader } from "@terret/hames";
 import {
   Llm,
@@ -23,7 +24,7 @@ import {
 } from "@terret/core";
 import { chunk, fakeOpenRouter, sse, sseResponse, usageChunk } from "@terret/core/testing";
 
-const OUT = new URL("./notes_turn.jsonl", import.meta.url).pathname;
+const OUT = fileURLToPath(new URL("./notes_turn.jsonl", import.meta.url));
 const MODEL = "anthropic/claude-sonnet-4.5";
 const NOTES = "/tmp/terret-demo/notes.txt";
 const READ: ToolSchema = {

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { parseConfig, pluginPermissions, TerretError } from "@terret/hames";
 import type { PtyHandle } from "@terret/core/seams";
@@ -438,7 +439,7 @@ async function exists(path: string): Promise<boolean> {
 
 Deno.test("the process rows ask for what node-pty and process groups need: ffi scoped, the rest unscoped", () => {
   const addon = import.meta.resolve("@lydell/node-pty");
-  const scope = new URL(addon).pathname.replace(/\/@lydell\/.*$/, "/@lydell");
+  const scope = fileURLToPath(new URL(addon)).replace(/\/@lydell\/.*$/, "/@lydell");
   const pty = { ffi: [scope], read: true, write: true, run: true };
   assert.deepStrictEqual(
     pluginPermissions(

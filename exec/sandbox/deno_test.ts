@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { pathToFileURL } from "node:url";
 import { createContext, Loader, parseConfig, pluginPermissions, TerretError } from "@terret/hames";
 import { SandboxKey, WorkspaceKey } from "@terret/core";
 import { runSandboxConformance } from "../../tests/conformance/sandbox_provider.ts";
@@ -115,7 +116,7 @@ Deno.test("DenoSandbox derives the flags from the workspace and config", async (
   ]);
   assert.equal(
     atob(bootstrap.replace("data:application/javascript;base64,", "")),
-    `const entry = ["file://${t.ws}/main.ts"][0];\nawait import(entry);\n`,
+    `const entry = ["${pathToFileURL(`${t.ws}/main.ts`).href}"][0];\nawait import(entry);\n`,
   );
   assert.deepStrictEqual(Object.keys(wrapped.env).sort(), [
     "DENO_DIR",
@@ -211,7 +212,7 @@ Deno.test("a Deno program's static imports are permission-checked through the bo
   const sandbox = new DenoSandbox({ dirs: [t.ws] });
   const attempts = [];
   await Deno.writeTextFile(`${t.ws}/with space.ts`, 'console.log("spaced");\n');
-  const spaced = await sandbox.wrap([`file://${t.ws}/with%20space.ts`], { cwd: t.ws });
+  const spaced = await sandbox.wrap([pathToFileURL(`${t.ws}/with space.ts`).href], { cwd: t.ws });
   assert.deepStrictEqual((await run(spaced.argv, spaced.env, spaced.cwd)).stdout, "spaced\n");
   for (const argv of [["static.ts"], ["passwd.ts"], ["dynamic.ts"], ["ok.ts", "p", "q"]]) {
     const wrapped = await sandbox.wrap(argv, { cwd: t.ws });

@@ -6,6 +6,7 @@ import { JobsKey } from "../process/jobs.ts";
 import { jobsPlugin } from "../process/jobs_plugin.ts";
 import { liveInGroup, liveOf, until } from "../process/_testing.ts";
 import { mountTools, textOf, type ToolWorld } from "./_testing.ts";
+import { shellWord } from "../../tests/shell_words.ts";
 
 /** A clock the test moves: job durations are read on it. */
 function manualClock(): {
@@ -55,7 +56,7 @@ Deno.test("Bash run_in_background: the answer comes at once, Read shows the outp
   await using w = await world(clock);
   // The job waits on a fifo the test controls instead of sleeping: `sleep 5; echo done` with the 5 s under control.
   const gate = await fifo(w.dir);
-  const command = `echo started; cat ${gate} > /dev/null; echo done`;
+  const command = `echo started; cat ${shellWord(gate)} > /dev/null; echo done`;
   const started = await w.call("Bash", { command, run_in_background: true });
   const dir = w.ctx.get(JobsKey).dirOf("agent-1");
   const log = `${dir}/1.log`;

@@ -9,6 +9,7 @@ import { createNoneSandbox } from "../sandbox/none.ts";
 import { dockerLane } from "../../tests/docker/lane.ts";
 import { stdToolsPlugin } from "./std_tools_plugin.ts";
 import { jobsPlugin } from "../process/jobs_plugin.ts";
+import { shellWord } from "../../tests/shell_words.ts";
 
 const lane = await dockerLane();
 
@@ -272,7 +273,9 @@ Deno.test({
     assert.equal(
       textOf(
         await docker.call("Bash", {
-          command: `cat ${docker.dir}/note.txt; echo; cat /proc/sys/kernel/hostname`,
+          command: `cat ${
+            shellWord(`${docker.dir}/note.txt`)
+          }; echo; cat /proc/sys/kernel/hostname`,
         }),
       ),
       "from fs\nterret-sandbox",

@@ -5,6 +5,7 @@
  * cancelled from the page, closing the model's HTTP stream. Screenshots of the list, the approval and the diff are
  * saved (to `docs/` with `UPDATE_SCREENSHOTS=1`).
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.56.1";
 import {
@@ -32,7 +33,7 @@ function eventSizes(transcript: string): number[] {
 async function shoot(page: Page, dir: string, name: string): Promise<void> {
   await page.screenshot({ path: `${dir}/${name}` });
   if (Deno.env.get("UPDATE_SCREENSHOTS") === "1") {
-    await page.screenshot({ path: new URL(`../../docs/${name}`, import.meta.url).pathname });
+    await page.screenshot({ path: fileURLToPath(new URL(`../../docs/${name}`, import.meta.url)) });
   }
 }
 

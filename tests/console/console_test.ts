@@ -5,6 +5,7 @@
  * mid-reply, a tool call and its result, model HTML shown as text and never run, cancel, a reconnect from the last
  * seq + 1 with no duplicate line, the CSP and the token kept out of every URL and of localStorage.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.56.1";
 import {
@@ -210,7 +211,7 @@ Deno.test({
 
       if (Deno.env.get("UPDATE_SCREENSHOTS") === "1") {
         await page.screenshot({
-          path: new URL("../../docs/console.png", import.meta.url).pathname,
+          path: fileURLToPath(new URL("../../docs/console.png", import.meta.url)),
         });
       }
 

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import { DEFAULT_SANDBOX_IMAGE } from "@terret/exec/sandbox";
 import { skipLane } from "../lane.ts";
 
@@ -17,7 +18,7 @@ export interface DockerLane {
   readonly image: string;
 }
 
-const here = new URL(".", import.meta.url).pathname;
+const here = fileURLToPath(new URL(".", import.meta.url));
 
 async function run(
   program: string,

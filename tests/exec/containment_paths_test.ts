@@ -26,6 +26,7 @@ import {
   workspacePlugin,
 } from "@terret/exec";
 import { dockerLane } from "../docker/lane.ts";
+import { shellWord } from "../shell_words.ts";
 
 const lane = await dockerLane();
 
@@ -120,7 +121,7 @@ function cases(t: Tree): readonly {
     {
       name: "sibling_prefix",
       fs: (fs) => fs.read(`${t.root}/ws-evil/canary`),
-      shell: `cat ${t.root}/ws-evil/canary`,
+      shell: `cat ${shellWord(`${t.root}/ws-evil/canary`)}`,
     },
     {
       name: "write_through_dir_link",
@@ -128,7 +129,11 @@ function cases(t: Tree): readonly {
       shell: "printf pwned > link-dir/new",
     },
     { name: "passwd", fs: (fs) => fs.read("/etc/passwd"), shell: "cat /etc/passwd" },
-    { name: "cd_outside", fs: (fs) => fs.list(t.outside), shell: `cd ${t.outside} && pwd` },
+    {
+      name: "cd_outside",
+      fs: (fs) => fs.list(t.outside),
+      shell: `cd ${shellWord(t.outside)} && pwd`,
+    },
     { name: "cwd_outside", fs: (fs) => fs.list(t.outside), shell: "pwd", cwd: t.outside },
     { name: "output_cap", fs: (fs) => fs.read("big.txt"), shell: "cat big.txt", maxOutput: 64 },
     { name: "hard_link", fs: (fs) => fs.read("hard"), shell: "cat hard" },
@@ -219,7 +224,10 @@ Deno.test({
     await using ctx = await world([t.ws], DOCKER);
     const outcomes = await runCases(ctx, t);
     const fs = fsOutcomes(t);
-    const missing = (path: string) => [`cat: ${path}: No such file or directory\n`, 1] as const;
+    // cat quotes a name its message would leave ambiguous (a space, a quote, a shell character), as a shell word.
+    const named = (path: string) => /[^\w./+,:@%^=-]/.test(path) ? shellWord(path) : path;
+    const missing = (path: string) =>
+      [`cat: ${named(path)}: No such file or directory\n`, 1] as const;
     // `line 2`: bash numbers the lines of its input, and a fresh session's first command is its second line.
     const noDir = (path: string) =>
       [`bash: line 2: ${path}: No such file or directory\n`, 1] as const;

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import { createContext, createMemoryLogger, Loader, type MemoryLogger } from "@terret/hames";
 import type { Context, PluginLike } from "@terret/hames";
 import { type Subprocess, SubprocessKey } from "@terret/core";
@@ -23,7 +24,9 @@ export const FILESYSTEM = "npm:@modelcontextprotocol/server-filesystem@2026.8.31
 export const CONFORMANCE = "npm:@modelcontextprotocol/conformance@0.1.16";
 
 /** The scripted fixture server. */
-export const SCRIPTED = new URL("../fixtures/mcp/scripted_server.ts", import.meta.url).pathname;
+export const SCRIPTED = fileURLToPath(
+  new URL("../fixtures/mcp/scripted_server.ts", import.meta.url),
+);
 
 /** The Deno binary running the tests (children run on the same one). */
 export const DENO = Deno.execPath();
@@ -225,8 +228,9 @@ export interface HttpPeer extends AsyncDisposable {
 }
 
 /** The everything server in Streamable HTTP mode, loopback only (see `everything_http.ts`). */
-export const EVERYTHING_HTTP = new URL("../fixtures/mcp/everything_http.ts", import.meta.url)
-  .pathname;
+export const EVERYTHING_HTTP = fileURLToPath(
+  new URL("../fixtures/mcp/everything_http.ts", import.meta.url),
+);
 
 /**
  * Starts an HTTP MCP server on `port` and waits until its stderr matches `ready` (deadline 30 s).

@@ -5,11 +5,16 @@
  * elicitation capability: an agent harness has no human to fill a form mid-call) and every `auth/*` scenario
  * (OAuth flows; the client authenticates with configured static headers only).
  */
+import { relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { CONFORMANCE, DENO, DENO_CHILD_ENV } from "./_world.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
-const CLIENT = new URL("./conformance_client.ts", import.meta.url).pathname;
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const CLIENT_FROM_ROOT = relative(
+  ROOT,
+  fileURLToPath(new URL("./conformance_client.ts", import.meta.url)),
+);
 
 /** The client scenarios Terret's MCP client claims, with the checks each must pass. */
 const CLAIMED: Record<string, number> = { initialize: 1, tools_call: 1, "sse-retry": 3 };
@@ -25,7 +30,9 @@ for (const [scenario, checks] of Object.entries(CLAIMED)) {
         CONFORMANCE,
         "client",
         "--command",
-        `${DENO} run -A --config ${ROOT}deno.json ${CLIENT}`,
+        // The CLI splits the command itself and no quoting survives it, so the paths are relative to its cwd (the
+        // checkout's own path may hold spaces).
+        `${DENO} run -A --config deno.json ${CLIENT_FROM_ROOT}`,
         "--scenario",
         scenario,
         "--timeout",

@@ -8,6 +8,7 @@
  * The temporary cache is seeded with a link to this Deno's npm cache (no network, no wait); the rest of it
  * (compiled modules, registry metadata) starts empty.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { DENO } from "./_world.ts";
 
@@ -16,8 +17,8 @@ const TEST_FILES = [
   "./everything_stdio_test.ts",
   "./filesystem_test.ts",
   "./confinement_test.ts",
-].map((file) => new URL(file, import.meta.url).pathname);
-const ROOT = new URL("../../", import.meta.url).pathname;
+].map((file) => fileURLToPath(new URL(file, import.meta.url)));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** This Deno's npm cache directory, from `deno info --json`. */
 async function npmCache(): Promise<string> {

@@ -8,6 +8,7 @@
  *
  * `UPDATE_GOLDEN=1 deno test -A tests/mcp/ws_roster_test.ts` rewrites `tests/golden/ws/turn_mcp_roster.jsonl`.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import { createMemoryLogger } from "@terret/hames";
 import { type SessionEvent, SessionsKey, ToolsKey } from "@terret/core";
@@ -19,7 +20,7 @@ import { type Frame, WsClient } from "../ws/_clients.ts";
 import { assertGolden } from "../ws/_golden.ts";
 import { DENO, DENO_CHILD_ENV, SCRIPTED, until } from "./_world.ts";
 
-const PROFILE = new URL("../fixtures/mcp/mcp_only/", import.meta.url).pathname;
+const PROFILE = fileURLToPath(new URL("../fixtures/mcp/mcp_only/", import.meta.url));
 const TOKEN = "test-token-all-agents-0123456789";
 const AGENT = "mcp-roster";
 

@@ -9,6 +9,7 @@
  */
 import { skipLane } from "../lane.ts";
 import { stablePort } from "../ports.ts";
+import { shellWord } from "../shell_words.ts";
 
 /** A running throwaway cluster. */
 export interface PgCluster {
@@ -99,7 +100,8 @@ async function startCluster(bin: string): Promise<PgCluster> {
   ]));
   const options = [
     `-p ${port}`,
-    `-k ${dir}`,
+    // pg_ctl hands the options to postgres through a shell.
+    `-k ${shellWord(dir)}`,
     "-c listen_addresses=127.0.0.1",
     "-c max_connections=300",
     "-c shared_buffers=32MB",

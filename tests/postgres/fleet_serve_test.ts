@@ -3,6 +3,7 @@
  * connected to node B sees, live, a multi-step turn that node A runs for a client connected to A, event for event
  * as stored (no gap, no duplicate), while B runs nothing. The model is a fake OpenRouter in this test process.
  */
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import type { SessionEvent } from "@terret/core";
 import { fakeOpenRouter, sseResponse, textTurn, toolCallTurn } from "@terret/core/testing";
@@ -127,7 +128,7 @@ Deno.test({
   },
 });
 
-const MAIN = new URL("../../interfaces/cli/main.ts", import.meta.url).pathname;
+const MAIN = fileURLToPath(new URL("../../interfaces/cli/main.ts", import.meta.url));
 
 async function trt(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const output = await new Deno.Command(Deno.execPath(), {

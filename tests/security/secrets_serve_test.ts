@@ -10,6 +10,7 @@ import { WsClient } from "../ws/_clients.ts";
 import { serve } from "../ws/_serve.ts";
 import { writeTree } from "../fixtures/composition/tree.ts";
 import { scriptedCassette } from "./_cassette.ts";
+import { shellWord } from "../shell_words.ts";
 
 const LITERAL_KEY = "LocalKey_literal_0123456789abcdef";
 const ENV_KEY = "EnvKey_fromAnyVariable_0123456789";
@@ -116,7 +117,7 @@ async function storedBytes(home: string): Promise<string> {
 Deno.test("trt serve redacts a literal model key, an !env model key and the generated socket token read from its file, with one marker", async () => {
   await using tree = await writeTree({});
   const home = tree.dir;
-  const seen = await turn(home, `cat ${home}/ws/token`, {});
+  const seen = await turn(home, `cat ${shellWord(`${home}/ws/token`)}`, {});
   const generated = (await Deno.readTextFile(`${home}/ws/token`)).trim();
   assert.equal(seen.result, T);
   assert.equal(seen.answer, `Your keys are ${T} and ${T}.`);
