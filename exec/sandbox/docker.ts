@@ -417,7 +417,6 @@ function checkMountable(dir: string): void {
   }
 }
 
-/** Variables the container's image defines for itself; the host's values are not passed in. */
 /**
  * The names whose values the image owns, so the host's do not cross into the container: `PATH`, `HOME` and `TMPDIR`
  * name host directories the container does not have, and the locale names (`LANG`, `LANGUAGE`, `LC_*`) a host
