@@ -493,6 +493,8 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
     if (reason === "evicted") this.#evictions++;
     const done = (async () => {
       await agent.ctx.dispose();
+      // The derived history grows with the session: it leaves memory with the agent (read again on rehydration).
+      this.ctx.maybe(SessionsKey)?.release(agent.session_id);
       this.ctx.emit(AgentDisposed, { agent_id: agent.id, session_id: agent.session_id, reason });
     })().finally(() => {
       if (this.#evicting.get(agent.id) === done) this.#evicting.delete(agent.id);

@@ -12,6 +12,7 @@ import {
   Service,
   type ServiceKey,
 } from "@terret/hames";
+import { AgentDisposed } from "../agents/events.ts";
 import { TerretError } from "../errors.ts";
 import { z } from "zod";
 import { Llm } from "../llm/llm_registry.ts";
@@ -123,6 +124,8 @@ export class CompactionService extends Service<CompactionConfig> implements Comp
       }),
       label: "compaction: last compaction",
     });
+    // An evicted agent's session leaves the per-session caches (read again on rehydration).
+    this.ctx.on(AgentDisposed, ({ session_id }) => this.#last?.invalidate(session_id));
     this.ctx.on(AgentRequest, async (payload, next) => {
       if (!this.config.auto) return await next(payload);
       const llm = this.ctx.get(Llm);
@@ -147,6 +150,11 @@ export class CompactionService extends Service<CompactionConfig> implements Comp
     const llm = this.ctx.maybe(Llm);
     if (llm === undefined || llm.resolve(role) === undefined) return 128_000;
     return llm.capabilities(role).maxContextTokens;
+  }
+
+  /** How many sessions' latest compactions are cached (for tests and diagnostics). */
+  get cachedSessions(): number {
+    return this.#last?.size ?? 0;
   }
 
   compact(sessionId: string, options: CompactOptions = {}): Promise<SessionEvent | undefined> {

@@ -138,6 +138,14 @@ export class HistoryCache {
     return true;
   }
 
+  /**
+   * Forgets one session's entry (its history is read from the store again on the next `derive`). A catch-up read in
+   * flight for it still completes and may put the entry back: it is then as correct as any other.
+   */
+  forget(sessionId: string): void {
+    this.#entries.delete(sessionId);
+  }
+
   /** Forgets every entry (the projection table changed). */
   clear(): void {
     this.#entries.clear();

@@ -409,6 +409,15 @@ export class SessionLog implements Sessions {
     return createHash("sha256").update(`[${parts.join(",")}]`).digest("hex");
   }
 
+  release(sessionId: string): void {
+    this.#histories.forget(sessionId);
+  }
+
+  /** How many sessions' derived histories are cached (at most `historyCacheSessions`). */
+  get cachedHistories(): number {
+    return this.#histories.size;
+  }
+
   normalize(type: string, payload: unknown): NormalizedPayload {
     return normalizePayload(type, payload, {
       scrubbers: this.#scrubberFns,

@@ -127,6 +127,13 @@ export interface Sessions {
   /** The model history projected from the stored log. */
   deriveMessages(sessionId: string, options?: DeriveFromLogOptions): Promise<Message[]>;
   /**
+   * Drops what the service holds in memory for the session (its cached derived history, which grows with the
+   * session until compaction): the log is untouched, and the next `deriveMessages` reads it again. The agents
+   * registry calls it when an agent leaves memory, so an evicted agent's history does not stay resident. A no-op
+   * for a session nothing is cached for.
+   */
+  release(sessionId: string): void;
+  /**
    * Checks an outbound message list against `deriveMessages` from the log (digests of canonical JSON). On a
    * mismatch it throws `LogInvariantViolation` in development and test, and in production logs and emits
    * `sessions/invariant_violated`; either way the report says what was compared. A list that is the very history

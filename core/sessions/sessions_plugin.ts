@@ -30,7 +30,8 @@ export const sessionsConfig: z.ZodType<SessionsConfig> = z.object({
   ),
   history_cache_sessions: z.number().int().min(1).default(1024).describe(
     "Sessions whose derived model history (derive_messages) is cached, fed only by durable commits and reads " +
-      "from the store; a session evicted from the cache is replayed from the store on its next request",
+      "from the store; a session evicted from the cache is replayed from the store on its next request. An " +
+      "agent's history also leaves the cache when the agent is evicted or disposed",
   ),
 }) as z.ZodType<SessionsConfig>;
 
