@@ -85,6 +85,16 @@ CREATE TABLE IF NOT EXISTS session_events (
 );`;
 
 const COLUMNS = "seq, id, at, type, parent_id, payload";
+/**
+ * Every session id, ascending, one index seek per session (a skip scan of the `(session_id, seq)` index): `SELECT
+ * DISTINCT` would walk every event's index entry, which the boot-time sweeps pay once each on a large store.
+ */
+const LIST_SESSIONS = `WITH RECURSIVE ids(session_id) AS (
+  SELECT (SELECT min(session_id) FROM session_events)
+  UNION ALL
+  SELECT (SELECT min(session_id) FROM session_events WHERE session_id > ids.session_id) FROM ids
+  WHERE ids.session_id IS NOT NULL
+) SELECT session_id FROM ids WHERE session_id IS NOT NULL`;
 /** The most rows one prepared `INSERT` writes (7 parameters each). */
 const INSERT_ROWS = 16;
 
@@ -162,7 +172,7 @@ export class SqliteSessionStore implements SessionStore {
     returnArrays(this.#rangeTyped);
     returnArrays(this.#rangeJson);
     returnArrays(this.#head);
-    this.#list = db.prepare("SELECT DISTINCT session_id FROM session_events ORDER BY session_id");
+    this.#list = db.prepare(LIST_SESSIONS);
     this.#begin = db.prepare("BEGIN IMMEDIATE");
     this.#commitTx = db.prepare("COMMIT");
     this.#dataVersion = db.prepare("PRAGMA data_version");

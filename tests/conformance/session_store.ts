@@ -185,6 +185,17 @@ export function runSessionStoreConformance(
     assert.deepStrictEqual(await log.list(), ["alpha", "beta", "gamma"]);
   });
 
+  test("list names every session once, in byte order, whatever order they were written in", async (log) => {
+    assert.deepStrictEqual(await log.list(), []);
+    const ids = ["b", "a.b", "Z9", "a", "0", "a-b", "a_b", "aa", "A"];
+    for (const id of ids) await log.create({ session_id: id });
+    // Events interleaved across the sessions, so no session's rows are contiguous in the store.
+    for (let round = 0; round < 3; round++) {
+      for (const id of ids) await log.append(id, chunk(`${id}:${round}`));
+    }
+    assert.deepStrictEqual(await log.list(), ["0", "A", "Z9", "a", "a-b", "a.b", "a_b", "aa", "b"]);
+  });
+
   test("concurrent creates of one id: exactly one wins, the others get SessionExists", async (log) => {
     const outcomes = await Promise.allSettled(
       range(1, 8).map(() => log.create({ session_id: "same" })),
