@@ -11,6 +11,7 @@ import { TerretError } from "../errors.ts";
 import { drainInto, JobOutput } from "./_job_output.ts";
 import { type Entry, info, notice } from "./_job_entry.ts";
 import { settleWithin } from "./_pipes.ts";
+import { pruneJobOutputs } from "./_job_pruning.ts";
 import type { JobEndedPayload, JobStartedPayload } from "./job_events.ts";
 
 /** Who a job belongs to: the agent that started it and the session it drives. */
@@ -74,6 +75,12 @@ export interface Jobs {
   stopAll(agentId: string, why: string): Promise<void>;
   /** The directory the agent's job output goes to (granted read-only by the fs seam). */
   dirOf(agentId: string): string;
+  /**
+   * Removes the output files of jobs no longer listed (neither running nor among an agent's last `keep_ended` ended
+   * ones) last written more than `retain_hours` ago; resolves with how many it removed. The row runs it when it
+   * starts (a kept directory) and about hourly while it runs. Never rejects (failures are logged).
+   */
+  prune(): Promise<number>;
 }
 
 /** The jobs service key (config row `jobs`). */
@@ -95,6 +102,10 @@ export interface JobHost {
   readonly keepEnded: number;
   /** Milliseconds the pipes get to close after the job's group died. */
   readonly graceMs: number;
+  /** Milliseconds an unlisted job's output file lives after its last write. */
+  readonly retainMs: number;
+  /** The wall clock (epoch milliseconds) file times are compared with. */
+  wallClock(): number;
   readonly env: Readonly<Record<string, string>>;
   /** A millisecond clock (durations). */
   now(): number;
@@ -124,6 +135,19 @@ export class JobRegistry implements Jobs {
 
   dirOf(agentId: string): string {
     return `${this.#host.root}/${agentId}`;
+  }
+
+  prune(): Promise<number> {
+    const listed = new Set<string>();
+    for (const jobs of this.#agents.values()) {
+      for (const entry of jobs.values()) listed.add(entry.output_path);
+    }
+    return pruneJobOutputs(
+      this.#host.root,
+      this.#host.wallClock() - this.#host.retainMs,
+      listed,
+      this.#host.logger,
+    );
   }
 
   async start(owner: JobOwner, command: string, options: JobStartOptions = {}): Promise<JobInfo> {

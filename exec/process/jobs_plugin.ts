@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { definePlugin, type HostPermissions, type Logger, type Plugin } from "@terret/hames";
+import { definePlugin, type HostPermissions, type Plugin } from "@terret/hames";
 import { isAbsolute, join } from "node:path";
 import { AgentClockKey } from "@terret/core/agents";
 import {
@@ -34,7 +34,10 @@ export interface JobsConfig {
   readonly path?: string | undefined;
   /** The directory a relative `path` is resolved against (the Terret home in the shipped bundle). */
   readonly dir?: string | undefined;
-  /** Hours a kept directory's output files live: older ones are removed when the row starts. */
+  /**
+   * Hours an output file lives after its last write once its job is no longer listed (running, or among the agent's
+   * last `keep_ended` ended jobs): older ones are removed when the row starts and about hourly while it runs.
+   */
   readonly retain_hours: number;
   /** Running jobs one agent may have. */
   readonly max_jobs: number;
@@ -55,7 +58,8 @@ const schema: z.ZodType<JobsConfig, unknown> = z.object({
   ),
   dir: z.string().min(1).optional().describe("The directory a relative path is resolved against"),
   retain_hours: z.number().positive().default(168).describe(
-    "Hours a kept jobs directory's output files live; older ones are removed when the row starts",
+    "Hours an output file lives after its last write once its job is no longer listed (running, or among the " +
+      "agent's last keep_ended ended jobs); older ones are removed when the row starts and about hourly while it runs",
   ),
   max_jobs: z.number().int().positive().default(16).describe(
     "Running background jobs one agent may have",
@@ -81,8 +85,8 @@ const WHY: Readonly<Record<string, string>> = {
 /**
  * Mounts `jobs`. A job is `bash -c <command>` on the subprocess seam (so the sandbox wraps it and it runs in its own
  * process group, killed with its group and the sandbox's tree); its stdout and stderr go, in arrival order, to
- * `<path>/<agent_id>/<job_id>.log` (a kept directory, whose files older than `retain_hours` are removed at start;
- * or a temporary one), capped at `max_output_bytes`, and the directory is granted read-only through
+ * `<path>/<agent_id>/<job_id>.log` (a kept directory or a temporary one; the files of jobs no longer listed are
+ * removed `retain_hours` after their last write, at start and about hourly), capped at `max_output_bytes`, and the directory is granted read-only through
  * `fs.grants` so the model reads it with `Read`. `job/started` and `job/ended` are registered as durable session
  * events; a job's end is announced as a steer (`input/queued`, wake false) to the agent when resident, else
  * appended to its session for its next rehydration. `agent/disposed` kills the agent's jobs; stopping the row
@@ -116,7 +120,6 @@ export const jobsPlugin: Plugin<JobsConfig> = definePlugin({
     } else {
       await Deno.mkdir(path, { recursive: true, mode: 0o700 });
       root = await Deno.realPath(path);
-      await removeOlder(root, Date.now() - config.retain_hours * 3_600_000, ctx.logger);
     }
     sessions.registerEventType(ctx, JobStarted, { projection: null });
     sessions.registerEventType(ctx, JobEnded, { projection: null });
@@ -132,6 +135,8 @@ export const jobsPlugin: Plugin<JobsConfig> = definePlugin({
       maxOutputBytes: config.max_output_bytes,
       keepEnded: config.keep_ended,
       graceMs: 2000,
+      retainMs: config.retain_hours * 3_600_000,
+      wallClock: () => Date.now(),
       env: config.env,
       now: () => ctx.maybe(AgentClockKey)?.now() ?? performance.now(),
       lastId: (sessionId) => lastJobId(sessions, sessionId),
@@ -140,6 +145,19 @@ export const jobsPlugin: Plugin<JobsConfig> = definePlugin({
       },
       notify,
     });
+    // A kept directory may hold a previous process's output: what is past retain_hours goes before any job starts.
+    if (path !== undefined) await jobs.prune();
+    ctx.effect(() => {
+      let pass: Promise<unknown> = Promise.resolve();
+      const timer = setInterval(() => {
+        pass = pass.then(() => jobs.prune());
+      }, pruneEvery(config.retain_hours));
+      Deno.unrefTimer(timer);
+      return async () => {
+        clearInterval(timer);
+        await pass;
+      };
+    }, "jobs: prune old output");
     ctx.effect(() => () => jobs.shutdown(), "jobs: shutdown");
     ctx.on(
       AgentDisposed,
@@ -174,21 +192,9 @@ function jobsPath(config: JobsConfig): string | undefined {
   return isAbsolute(config.path) ? config.path : join(config.dir ?? ".", config.path);
 }
 
-/** Removes output files (`<root>/<agent>/<n>.log`) last modified before `before` (ms since the epoch). */
-async function removeOlder(root: string, before: number, logger: Logger): Promise<void> {
-  try {
-    for await (const agent of Deno.readDir(root)) {
-      if (!agent.isDirectory) continue;
-      for await (const file of Deno.readDir(join(root, agent.name))) {
-        if (!file.isFile || !file.name.endsWith(".log")) continue;
-        const path = join(root, agent.name, file.name);
-        const mtime = (await Deno.lstat(path)).mtime?.getTime();
-        if (mtime !== undefined && mtime < before) await Deno.remove(path);
-      }
-    }
-  } catch (error) {
-    logger.log("warn", `Cannot remove old job output in "${root}"`, { error });
-  }
+/** How often the running row prunes: a quarter of `retain_hours`, between a minute and an hour. */
+function pruneEvery(retainHours: number): number {
+  return Math.max(60_000, Math.min(3_600_000, (retainHours * 3_600_000) / 4));
 }
 
 /** The highest numeric `job_id` among the session's `job/started` events (0 when none). */

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { dirname } from "node:path";
 import { definePlugin } from "@terret/hames";
 import { AgentDisposed, SessionsKey } from "@terret/core";
 import { AgentClockKey } from "@terret/core/agents";
@@ -209,6 +210,46 @@ Deno.test("a job that exits on its own takes the background processes it left in
   assert.deepStrictEqual([job.code, job.signal], [0, null]);
   assert.deepStrictEqual(await liveOf([grandchild]), []);
   assert.deepStrictEqual(await liveInGroup(job.pid), []);
+});
+
+Deno.test("pruning removes unlisted job output past retain_hours and keeps a listed job's file however old", async () => {
+  // keep_ended 0: a job leaves the listing as soon as it ends.
+  await using w = await world(manualClock(), { retain_hours: 24, keep_ended: 0 });
+  const jobs = w.ctx.get(JobsKey);
+  const root = dirname(jobs.dirOf("agent-1"));
+  const gate = await fifo(w.dir);
+  await w.call("Bash", { command: "echo one", run_in_background: true });
+  await until("job 1's end", () => jobs.list("agent-1").length === 0);
+  await w.call("Bash", { command: `cat ${shellWord(gate)}`, run_in_background: true });
+  assert.deepStrictEqual(jobs.list("agent-1").map((job) => [job.id, job.status]), [[
+    "2",
+    "running",
+  ]]);
+  // Another agent's files, as a previous process or a disposed agent leaves them.
+  await Deno.mkdir(`${root}/gone`);
+  for (const name of ["7.log", "8.log", "notes.txt"]) {
+    await Deno.writeTextFile(`${root}/gone/${name}`, "x\n");
+  }
+  const hoursAgo = (n: number) => new Date(Date.now() - n * 3_600_000);
+  const age = async (path: string, hours: number) =>
+    await Deno.utime(path, hoursAgo(hours), hoursAgo(hours));
+  for (const path of [`${root}/agent-1/1.log`, `${root}/agent-1/2.log`, `${root}/gone/7.log`]) {
+    await age(path, 30);
+  }
+  await age(`${root}/gone/8.log`, 23);
+  await age(`${root}/gone/notes.txt`, 30);
+  const files = async (dir: string) =>
+    (await Array.fromAsync(Deno.readDir(dir))).map((entry) => entry.name).sort();
+  // Job 1 ended and is no longer listed; job 2 runs (its file stays whatever its age); 8.log is recent; only .log
+  // files are pruned.
+  assert.equal(await jobs.prune(), 2);
+  assert.deepStrictEqual(await files(`${root}/agent-1`), ["2.log"]);
+  assert.deepStrictEqual(await files(`${root}/gone`), ["8.log", "notes.txt"]);
+  await Deno.writeTextFile(gate, "go\n");
+  await until("job 2's end", () => jobs.list("agent-1").length === 0);
+  await age(`${root}/agent-1/2.log`, 30);
+  assert.equal(await jobs.prune(), 1);
+  assert.deepStrictEqual(await files(`${root}/agent-1`), []);
 });
 
 Deno.test("a kept jobs directory keeps recent output across restarts and drops files past retain_hours", async () => {
