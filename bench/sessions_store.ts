@@ -2,7 +2,8 @@
 /**
  * Session store benchmark, in one run, side by side with the floors (raw `node:sqlite` and raw file appends of the
  * same bytes): single-writer appends per second (one event per transaction), 100 agents streaming chunks
- * concurrently (group commit), and the replay of a 100k-event session. Prints the figures, the ratios against the
+ * concurrently (group commit), the replay of a 100k-event session, and a typed read of a rare type from it (its
+ * time and the longest event-loop stall it causes). Prints the figures, the ratios against the
  * issue's targets, and how long each group commit blocked the event loop. The SQLite rows run under both
  * `synchronous` settings: `normal` (the default: WAL, safe against a process crash, the latest commits may roll back
  * on power loss) and `full` (an fsync per commit: safe against power loss), each against a raw floor with the same
@@ -334,6 +335,83 @@ console.log(
   `   JsonlSessionStore.read                ${ms(median(r("jsonl")))}   = ${
     ratio(r("jsonl"), r("rawFile")).toFixed(2)
   }x raw`,
+);
+
+// 4. A typed read of a rare type from a long session: what a rehydration's scans (queued input, approvals, persona)
+// do. The floor is one raw query, one synchronous scan of the whole session; the store scans a page of seqs per query
+// and lets the event loop run between pages. Each case is timed whole, and a macrotask chain running beside it
+// records the longest the loop went without a turn.
+const rareDb = fresh("rare.db");
+{
+  const store = SqliteSessionStore.open({ path: rareDb });
+  const at = new Date(0).toISOString();
+  await store.importSession(Array.from({ length: REPLAY }, (_, i) => ({
+    id: crypto.randomUUID(),
+    session_id: "rare",
+    seq: i + 1,
+    at,
+    type: (i + 1) % 1000 === 0 ? "input/queued" : "assistant/chunk",
+    payload: chunkPayload,
+    parent_id: null,
+  })));
+  await store.close();
+}
+/** Runs `fn` with a `setImmediate` chain beside it: [its wall ms, the longest gap between the chain's turns]. */
+async function stalled(fn: () => unknown): Promise<[number, number]> {
+  let last = performance.now();
+  let worst = 0;
+  let running = true;
+  const turn = (): void => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last);
+    last = now;
+    if (running) setImmediate(turn);
+  };
+  setImmediate(turn);
+  await new Promise((resolve) => setImmediate(resolve));
+  const started = performance.now();
+  last = started;
+  worst = 0;
+  await fn();
+  const wall = performance.now() - started;
+  await new Promise((resolve) => setImmediate(resolve));
+  running = false;
+  return [wall, worst];
+}
+const rareRaw = new DatabaseSync(rareDb);
+const typed = rareRaw.prepare(
+  "SELECT seq, id, at, type, parent_id, payload FROM session_events WHERE session_id = ? AND seq >= ? " +
+    "AND type IN ('input/queued') ORDER BY seq",
+);
+const rareStore = SqliteSessionStore.open({ path: rareDb });
+const rare = await paired<[number, number]>({
+  raw: () =>
+    stalled(async () => {
+      await Promise.resolve();
+      typed.all("rare", 1).map((row) => ({ ...row, payload: JSON.parse(row.payload as string) }));
+    }),
+  sqlite: () => stalled(() => rareStore.read("rare", { types: ["input/queued"] })),
+});
+rareRaw.close();
+await rareStore.close();
+const wall = (name: string): number[] => rare[name]!.map(([ms]) => ms);
+const worst = (name: string): number[] => rare[name]!.map(([, gap]) => gap);
+console.log(
+  `\n4. a typed read of a rare type (1 event in 1,000) from a ${
+    REPLAY.toLocaleString("en-US")
+  }-event session`,
+);
+console.log(
+  `   raw node:sqlite all() + JSON.parse    ${ms(median(wall("raw")))}, the loop stalled up to ${
+    ms(median(worst("raw")))
+  }`,
+);
+console.log(
+  `   SqliteSessionStore.read               ${ms(median(wall("sqlite")))}, the loop stalled up to ${
+    ms(median(worst("sqlite")))
+  }   = ${ratio(wall("sqlite"), wall("raw")).toFixed(2)}x raw time, ${
+    ratio(worst("sqlite"), worst("raw")).toFixed(3)
+  }x raw stall`,
 );
 
 await Deno.remove(dir, { recursive: true });

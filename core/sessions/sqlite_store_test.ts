@@ -26,6 +26,59 @@ runSessionStoreConformance("sqlite, one cached head", async () => {
   };
 }, { persistent: true });
 
+// The same contract read three rows (and, for typed reads, three seqs) per query: every read crosses pages.
+runSessionStoreConformance("sqlite, 3-row pages", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "terret-sqlite-pages-" });
+  return {
+    open: () =>
+      Promise.resolve(SqliteSessionStore.open({ path: `${dir}/sessions.db`, readPageSize: 3 })),
+    cleanup: () => Deno.remove(dir, { recursive: true }),
+  };
+}, { persistent: true });
+
+Deno.test("sqlite store: a typed read scans a bounded window of seqs per query, so a rare type in a long session yields to the loop and can be aborted between pages", async () => {
+  const store = SqliteSessionStore.open({ path: ":memory:", readPageSize: 10 });
+  try {
+    await store.importSession(Array.from({ length: 100 }, (_, i) => ({
+      id: `e${i + 1}`,
+      session_id: "long",
+      seq: i + 1,
+      at: "2026-12-02T00:00:00.000Z",
+      type: (i + 1) % 50 === 0 ? "x/rare" : "assistant/chunk",
+      payload: { n: i + 1 },
+      parent_id: null,
+    })));
+    const seqs = async (options: Parameters<typeof store.read>[1]) =>
+      (await store.read("long", options)).map((event) => event.seq);
+    assert.deepStrictEqual(await seqs({ types: ["x/rare"] }), [50, 100]);
+    assert.deepStrictEqual(await seqs({ types: ["x/rare"], limit: 1 }), [50]);
+    assert.deepStrictEqual(await seqs({ types: ["x/rare"], from_seq: 51 }), [100]);
+    assert.deepStrictEqual(await seqs({ types: ["x/rare"], to_seq: 99 }), [50]);
+    assert.deepStrictEqual(await seqs({ types: ["x/rare"], from_seq: 101 }), []);
+    assert.deepStrictEqual(await seqs({ types: [] }), []);
+    // Past sixteen types the list is bound as one JSON parameter: the same answer.
+    const many = [...Array.from({ length: 16 }, (_, i) => `x/other-${i}`), "x/rare"];
+    assert.deepStrictEqual(await seqs({ types: many }), [50, 100]);
+    assert.deepStrictEqual(await seqs({ types: many.slice(-16) }), [50, 100]);
+    // Windows of forty seqs (four pages of ten), the loop running between them: an abort from a macrotask lands
+    // mid-read.
+    const controller = new AbortController();
+    const turns: number[] = [];
+    const tick = (): void => {
+      turns.push(turns.length);
+      if (turns.length === 2) controller.abort(new Error("enough"));
+      else setImmediate(tick);
+    };
+    setImmediate(tick);
+    await assert.rejects(store.read("long", { types: ["x/rare"], signal: controller.signal }), {
+      message: "enough",
+    });
+    assert.deepStrictEqual(turns, [0, 1]);
+  } finally {
+    await store.close();
+  }
+});
+
 Deno.test("sqlite store: the head cache keeps at most headCacheSessions heads and seqs stay right", async () => {
   const store = SqliteSessionStore.open({ path: ":memory:", headCacheSessions: 3 });
   try {
