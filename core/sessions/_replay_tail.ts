@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { setImmediate } from "node:timers";
 import { TerretError } from "../errors.ts";
 import type { SessionEvent } from "./envelope.ts";
 import type { LiveFeed } from "./_live_feed.ts";
@@ -28,7 +29,8 @@ export interface TailSource<T> {
  * and the stream catches up from the store again, page by page, so memory stays bounded and nothing is lost. A page
  * that does not start at the next seq is a store fault: the stream throws `StoreCorrupt` naming the session and the
  * seq rather than wait for an event that will never come. The stream ends, without error, when `signal` aborts or
- * the feed closes.
+ * the feed closes. Between two store pages the event loop gets a turn, so a consumer that pulls a long replay
+ * without doing I/O of its own does not stall every other agent until the replay ends.
  */
 export async function* replayThenTail<T>(
   sessionId: string,
@@ -39,8 +41,13 @@ export async function* replayThenTail<T>(
 ): AsyncGenerator<readonly T[]> {
   let next = from;
   let replay = true;
+  let pages = 0;
   while (!aborted(signal) && !feed.closed) {
     if (replay || feed.behind) {
+      if (pages++ > 0) {
+        await new Promise((resume) => setImmediate(resume));
+        if (aborted(signal) || feed.closed) return;
+      }
       feed.clear();
       let page: readonly T[];
       try {

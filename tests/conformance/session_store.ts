@@ -264,6 +264,29 @@ export function runSessionStoreConformance(
     assert.deepStrictEqual(events, await log.read("s"));
   });
 
+  test("a replay longer than one store page gives the event loop a turn between pages", async (log) => {
+    await log.create({ session_id: "long" });
+    await Promise.all(range(0, 2499).map((i) => log.append("long", chunk(`${i}`))));
+    // A macrotask chain beside the replay: it can only advance when the replay lets the loop turn.
+    let turns = 0;
+    let running = true;
+    const turn = (): void => {
+      turns++;
+      if (running) setImmediate(turn);
+    };
+    setImmediate(turn);
+    let last = 0;
+    for await (const event of log.stream("long")) {
+      if (event.seq !== last + 1) throw new Error(`seq ${event.seq} after ${last}`);
+      last = event.seq;
+      if (last === 2500) break;
+    }
+    running = false;
+    await new Promise((resume) => setImmediate(resume));
+    // 2,500 events are three pages of 1,000: the loop turned at least between each two.
+    assert.ok(turns >= 2, `the loop turned ${turns} times during the replay`);
+  });
+
   test(
     "a stream whose consumer falls behind its bounded buffer catches up from the store and loses nothing",
     async (log) => {
