@@ -21,7 +21,7 @@ import type { SessionEvent } from "../sessions/envelope.ts";
 import { memoryStorePlugin } from "../sessions/memory_store.ts";
 import { type Sessions, SessionsKey } from "../sessions/sessions.ts";
 import { sessionsPlugin } from "../sessions/sessions_plugin.ts";
-import { sqliteStorePlugin } from "../sessions/sqlite_store.ts";
+import { sqliteStorePlugin } from "../sessions/sqlite_store_plugin.ts";
 import { ToolAllowList } from "../tools/allow_list.ts";
 import { ToolRegistry, type Tools, ToolsKey } from "../tools/tool_registry.ts";
 import { AgentLoop } from "./loop.ts";

@@ -75,14 +75,13 @@ export {
   type JsonlStoreOptions,
   jsonlStorePlugin,
 } from "./jsonl_store.ts";
+export { SqliteSessionStore, type SqliteStoreOptions } from "./sqlite_store.ts";
 export {
-  SqliteSessionStore,
   type SqliteStoreConfig,
   sqliteStoreConfig,
-  type SqliteStoreOptions,
   sqliteStorePath,
   sqliteStorePlugin,
-} from "./sqlite_store.ts";
+} from "./sqlite_store_plugin.ts";
 export {
   type CreateOptions,
   type DeriveFromLogOptions,

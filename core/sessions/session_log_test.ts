@@ -7,7 +7,7 @@ import { normalizePayload } from "./normalize_payload.ts";
 import { SessionLog } from "./session_log.ts";
 import { SessionsKey } from "./sessions.ts";
 import { sessionsPlugin } from "./sessions_plugin.ts";
-import { sqliteStorePlugin } from "./sqlite_store.ts";
+import { sqliteStorePlugin } from "./sqlite_store_plugin.ts";
 
 Deno.test("assertInvariant() in production reports a mismatch as a critical event and a logged error", async () => {
   const logger = createMemoryLogger();

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { TerretError } from "../errors.ts";
 import { createContext } from "@terret/hames";
 import { SessionStoreKey } from "./store.ts";
-import { SqliteSessionStore, sqliteStorePlugin } from "./sqlite_store.ts";
+import { SqliteSessionStore } from "./sqlite_store.ts";
+import { sqliteStorePlugin } from "./sqlite_store_plugin.ts";
 import { SessionLog } from "./session_log.ts";
 import { collect, runSessionStoreConformance } from "../../tests/conformance/session_store.ts";
 

@@ -4,7 +4,7 @@ import type { EventDraft, SessionEvent } from "../sessions/envelope.ts";
 import { MemorySessionStore, memoryStorePlugin } from "../sessions/memory_store.ts";
 import { SessionsKey } from "../sessions/sessions.ts";
 import { sessionsPlugin } from "../sessions/sessions_plugin.ts";
-import { sqliteStorePlugin } from "../sessions/sqlite_store.ts";
+import { sqliteStorePlugin } from "../sessions/sqlite_store_plugin.ts";
 import {
   type CommitListener,
   type SessionStore,
