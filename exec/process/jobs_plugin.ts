@@ -86,8 +86,8 @@ const WHY: Readonly<Record<string, string>> = {
  * Mounts `jobs`. A job is `bash -c <command>` on the subprocess seam (so the sandbox wraps it and it runs in its own
  * process group, killed with its group and the sandbox's tree); its stdout and stderr go, in arrival order, to
  * `<path>/<agent_id>/<job_id>.log` (a kept directory or a temporary one; the files of jobs no longer listed are
- * removed `retain_hours` after their last write, at start and about hourly), capped at `max_output_bytes`, and the directory is granted read-only through
- * `fs.grants` so the model reads it with `Read`. `job/started` and `job/ended` are registered as durable session
+ * removed `retain_hours` after their last write, at start and about hourly), capped at `max_output_bytes`, and the
+ * directory is granted read-only through `fs.grants` so the model reads it with `Read`. `job/started` and `job/ended` are registered as durable session
  * events; a job's end is announced as a steer (`input/queued`, wake false) to the agent when resident, else
  * appended to its session for its next rehydration. `agent/disposed` kills the agent's jobs; stopping the row
  * kills every job. Jobs are not durable: with `report_lost`, once the host has settled every session whose log
