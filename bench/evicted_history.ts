@@ -44,57 +44,60 @@ const adapter: LlmAdapter = {
   stream: (_request, options) => scripted.stream({ messages: [] }, options),
 };
 const dir = await Deno.makeTempDir({ prefix: "terret-bench-evicted-" });
-await using stack = await createAgentStack({
+const stack = await createAgentStack({
   adapter,
   sqlitePath: `${dir}/terret.db`,
   allow: ["work"],
   maxAgents: RESIDENT,
 });
-stack.ctx.get(ToolsKey).register(stack.ctx, {
-  name: "work",
-  description: "Does one step of the work",
-  parameters: { type: "object", properties: { step: { type: "number" } }, required: ["step"] },
-  mutating: false,
-  concurrency: "parallel",
-  approval: "never",
-  // Each result distinct, so no two sessions share one string.
-  handler: (args) => `step ${(args as { step: number }).step}: ${"x".repeat(RESULT_BYTES)}`,
-});
+try {
+  stack.ctx.get(ToolsKey).register(stack.ctx, {
+    name: "work",
+    description: "Does one step of the work",
+    parameters: { type: "object", properties: { step: { type: "number" } }, required: ["step"] },
+    mutating: false,
+    concurrency: "parallel",
+    approval: "never",
+    // Each result distinct, so no two sessions share one string.
+    handler: (args) => `step ${(args as { step: number }).step}: ${"x".repeat(RESULT_BYTES)}`,
+  });
 
-/** The V8 heap in use after a full collection (twice, with a turn of the event loop between). */
-async function heap(): Promise<number> {
-  gc!();
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  gc!();
-  return Deno.memoryUsage().heapUsed;
-}
-
-async function turns(from: number, to: number): Promise<void> {
-  for (let i = from; i < to; i++) {
-    const agent = await stack.agents.create({ agent_id: `agent-${i}` });
-    agent.send("Do the work");
-    await agent.idle();
-    if (agent.status !== "idle") throw new Error(`agent-${i} ended ${agent.status}`);
+  /** The V8 heap in use after a full collection (twice, with a turn of the event loop between). */
+  async function heap(): Promise<number> {
+    gc!();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    gc!();
+    return Deno.memoryUsage().heapUsed;
   }
-}
 
-await turns(0, RESIDENT);
-const baseline = await heap();
-await turns(RESIDENT, AGENTS);
-const after = await heap();
-const evicted = AGENTS - RESIDENT;
-const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} kB`;
-console.log(
-  `max_agents ${RESIDENT}, ${AGENTS} agents, each session's history ~${
-    kb(RESULT_BYTES)
-  } (one tool result)`,
-);
-console.log(`heap after ${RESIDENT} turns (baseline): ${(baseline / 2 ** 20).toFixed(1)} MB`);
-console.log(`heap after ${AGENTS} turns:            ${(after / 2 ** 20).toFixed(1)} MB`);
-console.log(
-  `retained per evicted agent: ${kb((after - baseline) / evicted)} (${
-    ((after - baseline) / evicted / RESULT_BYTES).toFixed(3)
-  }x its history)`,
-);
-await stack[Symbol.asyncDispose]();
-await Deno.remove(dir, { recursive: true });
+  async function turns(from: number, to: number): Promise<void> {
+    for (let i = from; i < to; i++) {
+      const agent = await stack.agents.create({ agent_id: `agent-${i}` });
+      agent.send("Do the work");
+      await agent.idle();
+      if (agent.status !== "idle") throw new Error(`agent-${i} ended ${agent.status}`);
+    }
+  }
+
+  await turns(0, RESIDENT);
+  const baseline = await heap();
+  await turns(RESIDENT, AGENTS);
+  const after = await heap();
+  const evicted = AGENTS - RESIDENT;
+  const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} kB`;
+  console.log(
+    `max_agents ${RESIDENT}, ${AGENTS} agents, each session's history ~${
+      kb(RESULT_BYTES)
+    } (one tool result)`,
+  );
+  console.log(`heap after ${RESIDENT} turns (baseline): ${(baseline / 2 ** 20).toFixed(1)} MB`);
+  console.log(`heap after ${AGENTS} turns:            ${(after / 2 ** 20).toFixed(1)} MB`);
+  console.log(
+    `retained per evicted agent: ${kb((after - baseline) / evicted)} (${
+      ((after - baseline) / evicted / RESULT_BYTES).toFixed(3)
+    }x its history)`,
+  );
+} finally {
+  await stack[Symbol.asyncDispose]();
+  await Deno.remove(dir, { recursive: true });
+}

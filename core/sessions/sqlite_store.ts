@@ -598,7 +598,7 @@ export class SqliteSessionStore implements SessionStore {
    * which SQLite checks per row faster than a `json_each` subquery; past {@linkcode TYPED_LISTS} types, the list
    * goes in as one JSON parameter.
    */
-  #typedRange(types: readonly string[]): { statement: StatementSync; values: string[] } {
+  #typedRange(types: readonly string[]): { statement: StatementSync; values: readonly string[] } {
     const count = types.length;
     if (count < 1 || count > TYPED_LISTS) {
       return { statement: this.#rangeTyped, values: [JSON.stringify(types)] };
@@ -613,7 +613,7 @@ export class SqliteSessionStore implements SessionStore {
       returnArrays(statement);
       this.#rangeTypedLists[count] = statement;
     }
-    return { statement, values: [...types] };
+    return { statement, values: types };
   }
 
   /** The prepared `INSERT` of `rows` rows (prepared once per row count). */
