@@ -63,21 +63,21 @@ try {
   });
 
   /** The V8 heap in use after a full collection (twice, with a turn of the event loop between). */
-  async function heap(): Promise<number> {
+  const heap = async (): Promise<number> => {
     gc!();
     await new Promise((resolve) => setTimeout(resolve, 50));
     gc!();
     return Deno.memoryUsage().heapUsed;
-  }
+  };
 
-  async function turns(from: number, to: number): Promise<void> {
+  const turns = async (from: number, to: number): Promise<void> => {
     for (let i = from; i < to; i++) {
       const agent = await stack.agents.create({ agent_id: `agent-${i}` });
       agent.send("Do the work");
       await agent.idle();
       if (agent.status !== "idle") throw new Error(`agent-${i} ended ${agent.status}`);
     }
-  }
+  };
 
   await turns(0, RESIDENT);
   const baseline = await heap();
