@@ -2,8 +2,8 @@
 /**
  * Session store benchmark, in one run, side by side with the floors (raw `node:sqlite` and raw file appends of the
  * same bytes): single-writer appends per second (one event per transaction), 100 agents streaming chunks
- * concurrently (group commit), the replay of a 100k-event session, and a typed read of a rare type from it (its
- * time and the longest event-loop stall it causes). Prints the figures, the ratios against the
+ * concurrently (group commit), the replay of a 100k-event session, a typed read of a rare type from it (its
+ * time and the longest event-loop stall it causes), and a paged replay of the JSONL session. Prints the figures, the ratios against the
  * issue's targets, and how long each group commit blocked the event loop. The SQLite rows run under both
  * `synchronous` settings: `normal` (the default: WAL, safe against a process crash, the latest commits may roll back
  * on power loss) and `full` (an fsync per commit: safe against power loss), each against a raw floor with the same
@@ -412,6 +412,46 @@ console.log(
   }   = ${ratio(wall("sqlite"), wall("raw")).toFixed(2)}x raw time, ${
     ratio(worst("sqlite"), worst("raw")).toFixed(3)
   }x raw stall`,
+);
+
+// 5. A paged replay of the JSONL session, as `sessions.streamJson` pulls it (pages of 1,000 events as stored JSON):
+// each page reads its own lines through the store's line index. The floor is one plain read of the whole file (read,
+// split, JSON.parse each line). Time and the longest loop stall, as in section 4.
+const pagedStore = JsonlSessionStore.open({ dir: replayDir });
+const paged = await paired<[number, number]>({
+  rawFile: () =>
+    stalled(async () => {
+      const text = new TextDecoder().decode(await Deno.readFile(file));
+      text.split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l));
+    }),
+  jsonl: () =>
+    stalled(async () => {
+      for (let from = 1;;) {
+        const page = await pagedStore.readJson("replay", { from_seq: from, limit: 1000 });
+        if (page.length === 0) break;
+        from = page.at(-1)!.seq + 1;
+      }
+    }),
+});
+await pagedStore.close();
+const pagedWall = (name: string): number[] => paged[name]!.map(([ms]) => ms);
+const pagedWorst = (name: string): number[] => paged[name]!.map(([, gap]) => gap);
+console.log(
+  `\n5. a paged replay (readJson, 1,000 events a page) of the ${
+    REPLAY.toLocaleString("en-US")
+  }-event JSONL session`,
+);
+console.log(
+  `   raw file read + split + JSON.parse    ${
+    ms(median(pagedWall("rawFile")))
+  }, the loop stalled up to ${ms(median(pagedWorst("rawFile")))}`,
+);
+console.log(
+  `   JsonlSessionStore.readJson pages      ${
+    ms(median(pagedWall("jsonl")))
+  }, the loop stalled up to ${ms(median(pagedWorst("jsonl")))}   = ${
+    ratio(pagedWall("jsonl"), pagedWall("rawFile")).toFixed(2)
+  }x raw time, ${ratio(pagedWorst("jsonl"), pagedWorst("rawFile")).toFixed(3)}x raw stall`,
 );
 
 await Deno.remove(dir, { recursive: true });

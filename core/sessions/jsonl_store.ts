@@ -1,7 +1,8 @@
 /**
  * The JSONL session store: one greppable file per session, one event per line, appended with one write per
  * session per group commit. A torn last line (a crash mid-write) is skipped on read and cut off before the next
- * append, so it never corrupts what follows.
+ * append, so it never corrupts what follows. Reads go through a sparse line index per session (`_jsonl_index.ts`),
+ * so a page reads its own lines, not the whole file.
  *
  * @module
  */
@@ -18,13 +19,13 @@ import {
   envelopeJson,
   jsonBounds,
   readBounds,
-  rowCorrupt,
   sessionExists,
   sessionNotFound,
   storeClosed,
   storeCorrupt,
 } from "./_store_support.ts";
-import { jsonLines } from "./_jsonl_json.ts";
+import { EventPage, JsonPage, type LinePage } from "./_jsonl_pages.ts";
+import { catchUp, catchUpSync, LineIndex, readWindow } from "./_jsonl_index.ts";
 import {
   type CommitListener,
   type EventJson,
@@ -52,6 +53,10 @@ export interface JsonlStoreOptions {
 }
 
 const LOCK_FILE = ".terret-store.lock";
+/** The most bytes one read of a session file takes at once (at least one index mark's lines). */
+const WINDOW_BYTES = 1024 * 1024;
+/** How many sessions' line indexes are kept (each holds one number per 256 lines). */
+const MAX_INDEXES = 1024;
 const encoder = new TextEncoder();
 
 /**
@@ -82,6 +87,8 @@ export class JsonlSessionStore implements SessionStore {
   readonly #heads = new Map<string, number>();
   readonly #listeners: CommitListeners;
   readonly #group: GroupCommit<EventDraft, SessionEvent>;
+  /** Line indexes of the sessions read lately, least recently used first (see {@linkcode MAX_INDEXES}). */
+  readonly #indexes = new Map<string, LineIndex>();
   #closing: Promise<void> | undefined;
 
   private constructor(dir: string, lock: Deno.FsFile, options: JsonlStoreOptions) {
@@ -158,12 +165,19 @@ export class JsonlSessionStore implements SessionStore {
 
   async read(sessionId: string, options: StoreReadOptions = {}): Promise<SessionEvent[]> {
     if (this.#closing !== undefined) throw storeClosed(this.kind);
-    const { from, to, limit } = readBounds(options);
+    const range = readBounds(options);
     const path = this.#path(sessionId);
-    const bytes = await readSessionFile(path, options.signal);
-    if (bytes === undefined) return [];
-    return this.#loggingCorrupt(() =>
-      parseLines(bytes, path, sessionId, { from, to, limit, types: options.types })
+    if (range.limit === 0) return [];
+    const want = options.types === undefined
+      ? Math.min(range.limit, range.to - range.from + 1)
+      : Number.MAX_SAFE_INTEGER;
+    return await this.#page(
+      sessionId,
+      path,
+      range.from,
+      want,
+      options.signal,
+      () => new EventPage(store(path), sessionId, { ...range, types: options.types }),
     );
   }
 
@@ -176,21 +190,92 @@ export class JsonlSessionStore implements SessionStore {
     if (this.#closing !== undefined) throw storeClosed(this.kind);
     const bounds = jsonBounds(options);
     const path = this.#path(sessionId);
-    const bytes = await readSessionFile(path, options.signal);
-    if (bytes === undefined) return [];
-    return this.#loggingCorrupt(() => jsonLines(bytes, store(path), sessionId, bounds));
+    if (bounds.limit === 0) return [];
+    return await this.#page(
+      sessionId,
+      path,
+      bounds.from,
+      bounds.limit,
+      options.signal,
+      () => new JsonPage(store(path), sessionId, bounds),
+    );
   }
 
-  /** Runs a parse of a session's lines, logging the `StoreCorrupt` it throws (then rethrowing it). */
-  #loggingCorrupt<T>(parse: () => T): T {
-    try {
-      return parse();
-    } catch (error) {
-      if (error instanceof TerretError && error.code === "StoreCorrupt") {
-        this.#logger?.log("error", error.message, { code: error.code, ...error.details });
+  /**
+   * Fills a page from the session's lines from seq `from`, reading window by window of whole lines through the
+   * session's line index (so a read costs the lines it needs, not the file). An index that no longer matches the file
+   * (which only a hand edit of a live store's file does) is rebuilt: when the file is shorter than it, or when a read
+   * through it finds a bad line, the read runs once more on an index built afresh, and only a bad line found through
+   * that one is `StoreCorrupt` (logged).
+   */
+  async #page<T>(
+    sessionId: string,
+    path: string,
+    from: number,
+    want: number,
+    signal: AbortSignal | undefined,
+    newPage: () => LinePage<T>,
+  ): Promise<T> {
+    for (let attempt = 0;; attempt++) {
+      const file = openForRead(path);
+      if (file === undefined) return newPage().result;
+      try {
+        const { index, fresh } = await this.#indexOf(sessionId, file, attempt > 0, signal);
+        const page = newPage();
+        try {
+          for (let seq = from; !page.done;) {
+            const window = index.window(seq, want - (seq - from), WINDOW_BYTES);
+            if (window === undefined) break;
+            page.take(await readWindow(file, window, store(path)), window.first);
+            checkSignal(signal);
+            seq = window.first + window.count;
+          }
+        } catch (error) {
+          if (!fresh && isCorrupt(error)) continue;
+          throw error;
+        }
+        return page.result;
+      } catch (error) {
+        if (isCorrupt(error)) {
+          this.#logger?.log("error", error.message, { code: error.code, ...error.details });
+        }
+        throw error;
+      } finally {
+        file.close();
       }
-      throw error;
     }
+  }
+
+  /**
+   * The session's line index, caught up with `file` (the session file as this read opened it): the cached one when it
+   * still ends where the file does, else the cached one extended (the file grew by hand or holds a torn tail), else
+   * one built afresh (none cached, `rebuild`, or the file is shorter than the index). `fresh` says it was built from
+   * `file` by this call. While it catches up it is out of the cache, so commits leave it alone; it goes back in after
+   * a last synchronous catch-up, so no commit falls between.
+   */
+  async #indexOf(
+    sessionId: string,
+    file: Deno.FsFile,
+    rebuild: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<{ index: LineIndex; fresh: boolean }> {
+    const size = file.statSync().size;
+    const cached = rebuild ? undefined : this.#indexes.get(sessionId);
+    this.#indexes.delete(sessionId);
+    if (cached !== undefined && cached.end === size) {
+      this.#indexes.set(sessionId, cached);
+      return { index: cached, fresh: false };
+    }
+    const fresh = cached === undefined || cached.end > size;
+    const index = fresh ? new LineIndex() : cached;
+    await catchUp(file, index, size, signal);
+    catchUpSync(file, index);
+    this.#indexes.delete(sessionId);
+    this.#indexes.set(sessionId, index);
+    while (this.#indexes.size > MAX_INDEXES) {
+      this.#indexes.delete(this.#indexes.keys().next().value!);
+    }
+    return { index, fresh };
   }
 
   head(sessionId: string): Promise<number> {
@@ -285,8 +370,9 @@ export class JsonlSessionStore implements SessionStore {
     if (events.length === 0) return;
     const file = this.#file(id);
     const size = file.seekSync(0, Deno.SeekMode.End);
+    const bytes = encoder.encode(text);
     try {
-      writeAll(file, encoder.encode(text));
+      writeAll(file, bytes);
       if (this.#fsync) file.syncDataSync();
     } catch (error) {
       file.truncateSync(size);
@@ -297,6 +383,9 @@ export class JsonlSessionStore implements SessionStore {
       return;
     }
     this.#heads.set(id, head);
+    const index = this.#indexes.get(id);
+    if (index?.end === size) index.add(bytes);
+    else if (index !== undefined) this.#indexes.delete(id);
     committed.push(...events);
   }
 
@@ -343,6 +432,7 @@ export class JsonlSessionStore implements SessionStore {
   }
 
   #forget(id: string): void {
+    this.#indexes.delete(id);
     this.#files.get(id)?.close();
     this.#files.delete(id);
     this.#heads.delete(id);
@@ -416,43 +506,6 @@ function parseLine(line: string, path: string, lineNumber: number): SessionEvent
   }
 }
 
-/** Parses complete lines (a torn tail without its newline is skipped), checking seq i on line i. */
-function parseLines(
-  bytes: Uint8Array,
-  path: string,
-  sessionId: string,
-  range: { from: number; to: number; limit: number; types: readonly string[] | undefined },
-): SessionEvent[] {
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    throw storeCorrupt(`"${path}"`, "it is not valid UTF-8");
-  }
-  const types = range.types === undefined ? undefined : new Set(range.types);
-  const out: SessionEvent[] = [];
-  let start = 0;
-  for (let seq = 1; out.length < range.limit && seq <= range.to; seq++) {
-    const end = text.indexOf("\n", start);
-    if (end < 0) break;
-    if (seq >= range.from) {
-      let event: SessionEvent;
-      try {
-        event = JSON.parse(text.slice(start, end)) as SessionEvent;
-      } catch {
-        throw rowCorrupt(store(path), sessionId, seq, `line ${seq} is not valid JSON`);
-      }
-      if (event?.seq !== seq) {
-        const found = typeof event?.seq === "number" ? `holds seq ${event.seq}` : "has no seq";
-        throw rowCorrupt(store(path), sessionId, seq, `line ${seq} ${found}`);
-      }
-      if (types === undefined || types.has(event.type)) out.push(event);
-    }
-    start = end + 1;
-  }
-  return out;
-}
-
 function store(path: string): string {
   return `the jsonl store "${path}"`;
 }
@@ -495,18 +548,16 @@ export const jsonlStorePlugin: Plugin<JsonlStoreConfig> = definePlugin({
   },
 });
 
-/** A session file's bytes, or `undefined` when it does not exist (the session has no events); checks `signal` after. */
-async function readSessionFile(
-  path: string,
-  signal: AbortSignal | undefined,
-): Promise<Uint8Array | undefined> {
-  let bytes: Uint8Array;
+/** The session file opened for reading, or `undefined` when it does not exist (the session has no events). */
+function openForRead(path: string): Deno.FsFile | undefined {
   try {
-    bytes = await Deno.readFile(path, signal === undefined ? {} : { signal });
+    return Deno.openSync(path, { read: true });
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
     throw error;
   }
-  checkSignal(signal);
-  return bytes;
+}
+
+function isCorrupt(error: unknown): error is TerretError {
+  return error instanceof TerretError && error.code === "StoreCorrupt";
 }

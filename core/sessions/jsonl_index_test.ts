@@ -1,0 +1,313 @@
+import assert from "node:assert/strict";
+import { createMemoryLogger } from "@terret/hames";
+import type { EventDraft, SessionEvent } from "./envelope.ts";
+import { JsonlSessionStore } from "./jsonl_store.ts";
+import { LineIndex, LINES_PER_MARK } from "./_jsonl_index.ts";
+
+const TYPES = ["assistant/chunk", "tool/result", "input/queued"] as const;
+
+/** Draft `i` of session `id`: types cycle so that `input/queued` is one event in 7. */
+function draft(id: string, i: number): EventDraft {
+  const type = i === 1 ? "session/created" : i % 7 === 0 ? TYPES[2] : TYPES[i % 2]!;
+  const payload = { n: i, text: "é🚀".repeat(i % 5) + "x".repeat(i % 97) };
+  return {
+    id: `e${i}`,
+    session_id: id,
+    at: "2026-01-01T00:00:00.000Z",
+    type,
+    payload,
+    parent_id: null,
+    payload_json: JSON.stringify(payload),
+    expect: i === 1 ? "new" : "existing",
+  };
+}
+
+async function appendEvents(store: JsonlSessionStore, id: string, from: number, to: number) {
+  const pending: Promise<SessionEvent>[] = [];
+  for (let i = from; i <= to; i++) pending.push(store.append(draft(id, i)));
+  await Promise.all(pending);
+}
+
+/** The session as a plain reading of its whole file gives it: the reference every indexed read must match. */
+async function reference(dir: string, id: string): Promise<SessionEvent[]> {
+  const text = await Deno.readTextFile(`${dir}/${id}.jsonl`);
+  return text.split("\n").filter((line) => line.length > 0).map((line) => JSON.parse(line));
+}
+
+/** Counts the bytes read from files (through `Deno.readFile` or any `Deno.FsFile` read) while `body` runs. */
+async function bytesRead(body: () => Promise<unknown>): Promise<number> {
+  const proto = Deno.FsFile.prototype;
+  const { read, readSync } = proto;
+  const readFile = Deno.readFile;
+  let total = 0;
+  proto.read = async function (this: Deno.FsFile, buffer: Uint8Array): Promise<number | null> {
+    const n = await read.call(this, buffer);
+    total += n ?? 0;
+    return n;
+  };
+  proto.readSync = function (this: Deno.FsFile, buffer: Uint8Array): number | null {
+    const n = readSync.call(this, buffer);
+    total += n ?? 0;
+    return n;
+  };
+  Deno.readFile = async (
+    ...args: Parameters<typeof Deno.readFile>
+  ): Promise<Uint8Array<ArrayBuffer>> => {
+    const bytes = await readFile(...args);
+    total += bytes.length;
+    return bytes;
+  };
+  try {
+    await body();
+  } finally {
+    Object.assign(proto, { read, readSync });
+    Deno.readFile = readFile;
+  }
+  return total;
+}
+
+Deno.test("LineIndex marks every 256th line and windows whole marks from the one at or before a seq", () => {
+  const index = new LineIndex();
+  const line = (n: number) => `${"x".repeat(n % 10)}\n`;
+  const text = Array.from({ length: 1000 }, (_, i) => line(i + 1)).join("");
+  const bytes = new TextEncoder().encode(`${text}torn`);
+  // Added in uneven pieces, as commits and catch-ups do: a piece ends mid-line and the rest comes with the next.
+  let at = 0;
+  for (const size of [5, 700, 1, 3000, bytes.length]) {
+    at += index.add(bytes.subarray(at, Math.min(bytes.length, at + size)));
+  }
+  assert.deepStrictEqual([index.lines, index.end], [1000, text.length]);
+  const offsetOf = (seq: number) =>
+    text.split("\n").slice(0, seq - 1).join("\n").length + (seq > 1 ? 1 : 0);
+  assert.deepStrictEqual(index.window(1, 1, 1 << 20), {
+    start: 0,
+    end: offsetOf(257),
+    first: 1,
+    count: 256,
+  });
+  assert.deepStrictEqual(index.window(300, 300, 1 << 20), {
+    start: offsetOf(257),
+    end: offsetOf(769),
+    first: 257,
+    count: 512,
+  });
+  // A byte bound stops it after the first mark; past the last mark it runs to the end of the complete lines.
+  assert.deepStrictEqual(index.window(300, 300, 1), {
+    start: offsetOf(257),
+    end: offsetOf(513),
+    first: 257,
+    count: 256,
+  });
+  assert.deepStrictEqual(index.window(800, 10_000, 1 << 20), {
+    start: offsetOf(769),
+    end: text.length,
+    first: 769,
+    count: 232,
+  });
+  assert.equal(index.window(1001, 1, 1 << 20), undefined);
+  assert.equal(LINES_PER_MARK, 256);
+});
+
+Deno.test("jsonl store: reads through the line index match a plain reading of the file, across marks, bounds and types", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "terret-jsonl-index-" });
+  const store = JsonlSessionStore.open({ dir });
+  try {
+    await appendEvents(store, "s", 1, 700);
+    const probes: [number, number, number][] = [[1, 10, 5], [256, 258, 3], [257, 700, 1000], [
+      500,
+      1_000,
+      100,
+    ], [699, 700, 10]];
+    for (let round = 0; round < 2; round++) {
+      // Round 2 runs after 600 more events were committed on top of the indexed file.
+      const all = await reference(dir, "s");
+      for (const [from, to, limit] of probes) {
+        const expected = all.filter((e) => e.seq >= from && e.seq <= to).slice(0, limit);
+        assert.deepStrictEqual(
+          await store.read("s", { from_seq: from, to_seq: to, limit }),
+          expected,
+        );
+        const typed = all.filter((e) => e.seq >= from && e.type === "input/queued").slice(0, limit);
+        assert.deepStrictEqual(
+          await store.read("s", { from_seq: from, limit, types: ["input/queued"] }),
+          typed,
+        );
+        const json = await store.readJson("s", { from_seq: from, limit });
+        assert.deepStrictEqual(
+          json.map((item) => JSON.parse(item.json)),
+          all.filter((e) => e.seq >= from).slice(0, limit),
+        );
+      }
+      assert.deepStrictEqual(await store.read("s"), all);
+      await appendEvents(store, "s", 701, 1300);
+    }
+  } finally {
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("jsonl store: a page read from the end of a long session reads its own lines, not the file", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "terret-jsonl-page-" });
+  const store = JsonlSessionStore.open({ dir });
+  try {
+    await appendEvents(store, "s", 1, 20_000);
+    const size = (await Deno.stat(`${dir}/s.jsonl`)).size;
+    await store.readJson("s", { from_seq: 1, limit: 1 }); // builds the index: one read of the file
+    let page: SessionEvent[] = [];
+    const read = await bytesRead(async () => {
+      page = await store.read("s", { from_seq: 19_001, limit: 1000 });
+    });
+    assert.deepStrictEqual([page[0]?.seq, page.length], [19_001, 1000]);
+    // The page's own lines are about a twentieth of the file; the window around them adds at most one mark's lines.
+    assert.ok(
+      read < size / 10,
+      `read ${read} bytes of a ${size}-byte file for 1,000 of 20,000 events`,
+    );
+  } finally {
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("jsonl store: reads stay true when a live file is edited by hand (the index is rebuilt) or ends in a torn line", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "terret-jsonl-edit-" });
+  const logger = createMemoryLogger();
+  const store = JsonlSessionStore.open({ dir, logger });
+  const file = `${dir}/s.jsonl`;
+  try {
+    await appendEvents(store, "s", 1, 600);
+    assert.equal((await store.read("s", { from_seq: 590 })).length, 11); // the index is built
+    // A byte more at the start of line 2 moves every mark after it: the file grew, so the cached index is caught up,
+    // and the first line read through a moved mark is bad, so the read runs again on an index built afresh.
+    const lines = (await Deno.readTextFile(file)).split("\n");
+    lines[1] = ` ${lines[1]}`;
+    await Deno.writeTextFile(file, lines.join("\n"));
+    assert.deepStrictEqual(await store.read("s"), await reference(dir, "s"));
+    // The same size, other boundaries: the byte moves from line 2 to line 300, so the marks from 257 to 300 move back.
+    lines[1] = lines[1].trimStart();
+    lines[299] = ` ${lines[299]}`;
+    await Deno.writeTextFile(file, lines.join("\n"));
+    const expected = await reference(dir, "s");
+    assert.deepStrictEqual(
+      await store.read("s", { from_seq: 280, limit: 30 }),
+      expected.slice(279, 309),
+    );
+    assert.deepStrictEqual(
+      (await store.readJson("s", { from_seq: 598 })).map((item) => JSON.parse(item.json)),
+      expected.slice(597),
+    );
+    assert.equal(logger.records.filter((r) => r.level === "error").length, 0);
+  } finally {
+    await store.close();
+  }
+  // A crash leaves a torn last line. After a restart a read indexes the complete lines only; the first append cuts
+  // the torn bytes, and the index follows the append.
+  await Deno.writeTextFile(file, '{"id":"torn', { append: true });
+  const reopened = JsonlSessionStore.open({ dir, logger });
+  try {
+    assert.deepStrictEqual((await reopened.read("s", { from_seq: 599 })).map((e) => e.seq), [
+      599,
+      600,
+    ]);
+    await appendEvents(reopened, "s", 601, 601);
+    assert.deepStrictEqual(
+      (await reopened.read("s", { from_seq: 599 })).map((e) => e.seq),
+      [599, 600, 601],
+    );
+    assert.deepStrictEqual(await reopened.read("s"), await reference(dir, "s"));
+    assert.equal(logger.records.filter((r) => r.level === "error").length, 0);
+  } finally {
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("jsonl store: a line that is not UTF-8 is StoreCorrupt naming its seq; lines before it still read, a readJson page ends before it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "terret-jsonl-utf8-" });
+  const logger = createMemoryLogger();
+  const store = JsonlSessionStore.open({ dir, logger });
+  const file = `${dir}/s.jsonl`;
+  try {
+    await appendEvents(store, "s", 1, 300);
+    const bytes = await Deno.readFile(file);
+    let at = 0;
+    for (let line = 1; line < 280; line++) at = bytes.indexOf(10, at) + 1;
+    bytes[at + 2] = 0xff; // line 280's third byte, inside `"id"`
+    await Deno.writeFile(file, bytes);
+    const message =
+      `Cannot read seq 280 of session "s" from the jsonl store "${file}": line 280 is not valid UTF-8`;
+    await assert.rejects(store.read("s", { from_seq: 270 }), { code: "StoreCorrupt", message });
+    assert.deepStrictEqual(
+      (await store.read("s", { from_seq: 1, to_seq: 279 })).map((e) => e.seq).at(-1),
+      279,
+    );
+    assert.equal((await store.read("s", { from_seq: 281 })).length, 20);
+    assert.deepStrictEqual(
+      (await store.readJson("s", { from_seq: 275 })).map((item) => item.seq),
+      [275, 276, 277, 278, 279],
+    );
+    await assert.rejects(store.readJson("s", { from_seq: 280 }), { code: "StoreCorrupt", message });
+    assert.deepStrictEqual(
+      logger.records.filter((r) => r.level === "error").map((r) => [r.message, r.fields?.seq]),
+      [[message, 280], [message, 280]],
+    );
+  } finally {
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("jsonl store: reads racing commits each return a gap-free run from their first seq", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "terret-jsonl-race-" });
+  const store = JsonlSessionStore.open({ dir });
+  try {
+    await appendEvents(store, "s", 1, 300);
+    // Each read starts while the previous batch's appends are committing, and runs beside the next batch's.
+    const reads: {
+      from: number;
+      limit: number;
+      committed: number;
+      events: Promise<SessionEvent[]>;
+    }[] = [];
+    let committed = 300;
+    for (let batch = 0; batch < 20; batch++) {
+      const from = 1 + batch * 37;
+      reads.push({ from, limit: Infinity, committed, events: store.read("s", { from_seq: from }) });
+      const writing = appendEvents(store, "s", committed + 1, committed + 50);
+      reads.push({
+        from,
+        limit: 400,
+        committed,
+        events: store.read("s", { from_seq: from, limit: 400 }),
+      });
+      await writing;
+      committed += 50;
+    }
+    const all = await reference(dir, "s");
+    assert.equal(all.length, 1300);
+    for (const [i, read] of reads.entries()) {
+      const events = await read.events;
+      const least = Math.min(read.limit, read.committed - read.from + 1);
+      assert.ok(
+        events.length >= least,
+        `read ${i} returned ${events.length} events, fewer than ${least}`,
+      );
+      const seqs = events.map((e) => e.seq);
+      assert.deepStrictEqual(
+        seqs,
+        all.slice(read.from - 1, read.from - 1 + events.length).map((e) => e.seq),
+        `read ${i}`,
+      );
+      assert.deepStrictEqual(
+        events,
+        all.slice(read.from - 1, read.from - 1 + events.length),
+        `read ${i}`,
+      );
+    }
+    assert.deepStrictEqual(await store.read("s"), all);
+  } finally {
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
