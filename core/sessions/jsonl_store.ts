@@ -6,10 +6,9 @@
  *
  * @module
  */
-import { type Context, definePlugin, type Logger, type Plugin } from "@terret/hames";
+import type { Logger } from "@terret/hames";
 import { TerretError } from "../errors.ts";
 import { join, resolve } from "node:path";
-import { z } from "zod";
 import { assertSessionId, envelopeOf, type EventDraft, type SessionEvent } from "./envelope.ts";
 import { GroupCommit, type Settled } from "./_group_commit.ts";
 import {
@@ -22,18 +21,17 @@ import {
   sessionExists,
   sessionNotFound,
   storeClosed,
-  storeCorrupt,
 } from "./_store_support.ts";
+import { openForRead, recoverTail, syncPath, writeAll } from "./_jsonl_files.ts";
 import { EventPage, JsonPage, type LinePage } from "./_jsonl_pages.ts";
 import { catchUp, catchUpSync, LineIndex, readWindow } from "./_jsonl_index.ts";
-import {
-  type CommitListener,
-  type EventJson,
-  type SessionStore,
-  SessionStoreKey,
-  type StoreJsonReadOptions,
-  type StoreReadOptions,
-  type StoreStats,
+import type {
+  CommitListener,
+  EventJson,
+  SessionStore,
+  StoreJsonReadOptions,
+  StoreReadOptions,
+  StoreStats,
 } from "./store.ts";
 
 /** Options for {@linkcode JsonlSessionStore.open}. */
@@ -444,118 +442,8 @@ function encodeLine(event: SessionEvent, payloadJson: string): string {
   return `${envelopeJson(event, payloadJson)}\n`;
 }
 
-function writeAll(file: Deno.FsFile, bytes: Uint8Array): void {
-  let offset = 0;
-  while (offset < bytes.length) offset += file.writeSync(bytes.subarray(offset));
-}
-
-function syncPath(path: string): void {
-  const file = Deno.openSync(path, { read: true, write: true });
-  try {
-    file.syncDataSync();
-  } finally {
-    file.close();
-  }
-}
-
-/**
- * Finds the last complete line of a session file, cuts any torn bytes after it, and returns its seq (0 for an
- * empty file).
- */
-function recoverTail(file: Deno.FsFile, path: string, logger: Logger | undefined): number {
-  const size = file.statSync().size;
-  if (size === 0) return 0;
-  let window = Math.min(size, 64 * 1024);
-  for (;;) {
-    const start = size - window;
-    const buffer = new Uint8Array(window);
-    file.seekSync(start, Deno.SeekMode.Start);
-    readAll(file, buffer);
-    const end = buffer.lastIndexOf(10);
-    const before = end < 0 ? -1 : buffer.lastIndexOf(10, end - 1);
-    if ((end < 0 || before < 0) && start > 0) {
-      window = Math.min(size, window * 4);
-      continue;
-    }
-    const keep = end < 0 ? 0 : start + end + 1;
-    if (keep < size) {
-      logger?.log("warn", `Cut a torn last line from "${path}"`, { path, bytes: size - keep });
-      file.truncateSync(keep);
-    }
-    if (end < 0) return 0;
-    const line = new TextDecoder().decode(buffer.subarray(before + 1, end));
-    return (parseLine(line, path, -1) as { seq: number }).seq;
-  }
-}
-
-function readAll(file: Deno.FsFile, buffer: Uint8Array): void {
-  let offset = 0;
-  while (offset < buffer.length) {
-    const n = file.readSync(buffer.subarray(offset));
-    if (n === null) throw new Error("Unexpected end of file");
-    offset += n;
-  }
-}
-
-function parseLine(line: string, path: string, lineNumber: number): SessionEvent {
-  try {
-    return JSON.parse(line) as SessionEvent;
-  } catch (error) {
-    const where = lineNumber < 0 ? "its last line" : `line ${lineNumber}`;
-    throw storeCorrupt(`"${path}"`, `${where} is not JSON (${(error as Error).message})`);
-  }
-}
-
 function store(path: string): string {
   return `the jsonl store "${path}"`;
-}
-
-/** The JSONL store's config. */
-export interface JsonlStoreConfig {
-  /** The store directory. */
-  readonly dir: string;
-  /** Whether to fdatasync after each group. */
-  readonly fsync: boolean;
-}
-
-/** The JSONL store's config schema. */
-export const jsonlStoreConfig: z.ZodType<JsonlStoreConfig> = z.object({
-  dir: z.string().min(1).describe(
-    "Directory of <session_id>.jsonl files (created when missing). The host needs --allow-read and " +
-      "--allow-write for exactly this path; `trt permissions` derives them from it.",
-  ),
-  fsync: z.boolean().default(false).describe(
-    "fdatasync each file after each group commit: survives power loss, not only a crash (slower)",
-  ),
-}) as z.ZodType<JsonlStoreConfig>;
-
-/** Mounts a {@linkcode JsonlSessionStore} as `session_store` (config row `sessions.store`). */
-export const jsonlStorePlugin: Plugin<JsonlStoreConfig> = definePlugin({
-  name: "terret-store-jsonl",
-  description:
-    "Session store as one greppable JSONL file per session; one process per directory (locked).",
-  provides: [SessionStoreKey],
-  config: jsonlStoreConfig,
-  permissions: (config) => ({ read: [config.dir], write: [config.dir] }),
-  apply(ctx: Context, config: JsonlStoreConfig): void {
-    const store = JsonlSessionStore.open({
-      dir: config.dir,
-      fsync: config.fsync,
-      logger: ctx.logger,
-    });
-    ctx.effect(() => () => store.close(), "close jsonl store");
-    ctx.provide(SessionStoreKey, store);
-  },
-});
-
-/** The session file opened for reading, or `undefined` when it does not exist (the session has no events). */
-function openForRead(path: string): Deno.FsFile | undefined {
-  try {
-    return Deno.openSync(path, { read: true });
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    throw error;
-  }
 }
 
 function isCorrupt(error: unknown): error is TerretError {

@@ -68,13 +68,8 @@ export {
   type StoreStats,
 } from "./store.ts";
 export { MemorySessionStore, memoryStoreConfig, memoryStorePlugin } from "./memory_store.ts";
-export {
-  JsonlSessionStore,
-  type JsonlStoreConfig,
-  jsonlStoreConfig,
-  type JsonlStoreOptions,
-  jsonlStorePlugin,
-} from "./jsonl_store.ts";
+export { JsonlSessionStore, type JsonlStoreOptions } from "./jsonl_store.ts";
+export { type JsonlStoreConfig, jsonlStoreConfig, jsonlStorePlugin } from "./jsonl_store_plugin.ts";
 export { SqliteSessionStore, type SqliteStoreOptions } from "./sqlite_store.ts";
 export {
   type SqliteStoreConfig,

@@ -7,12 +7,14 @@
  */
 import type { Logger } from "@terret/hames";
 import { TerretError } from "../errors.ts";
-import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { DatabaseSync } from "node:sqlite";
 import { setImmediate } from "node:timers";
 import { dirname, resolve } from "node:path";
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { envelopeOf, type EventDraft, type SessionEvent } from "./envelope.ts";
 import { GroupCommit, type Settled } from "./_group_commit.ts";
+import { DataVersionPoll } from "./_data_version_poll.ts";
+import { type JsonRow, type Row, SCHEMA, SqliteStatements } from "./_sqlite_statements.ts";
 import {
   checkImport,
   checkSignal,
@@ -74,43 +76,12 @@ export interface SqliteStoreOptions {
   readonly logger?: Logger;
 }
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS session_events (
-  session_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  id TEXT NOT NULL,
-  at TEXT NOT NULL,
-  type TEXT NOT NULL,
-  parent_id TEXT,
-  payload TEXT NOT NULL,
-  UNIQUE (session_id, seq)
-);`;
-
-const COLUMNS = "seq, id, at, type, parent_id, payload";
-/**
- * Every session id, ascending, one index seek per session (a skip scan of the `(session_id, seq)` index): `SELECT
- * DISTINCT` would walk every event's index entry, which the boot-time sweeps pay once each on a large store.
- */
-const LIST_SESSIONS = `WITH RECURSIVE ids(session_id) AS (
-  SELECT (SELECT min(session_id) FROM session_events)
-  UNION ALL
-  SELECT (SELECT min(session_id) FROM session_events WHERE session_id > ids.session_id) FROM ids
-  WHERE ids.session_id IS NOT NULL
-) SELECT session_id FROM ids WHERE session_id IS NOT NULL`;
 /**
  * The seqs one typed query scans, in pages ({@linkcode SqliteStoreOptions.readPageSize}): the loop runs between
  * windows, so a typed read of a long session stalls it for a window's scan at most (about a millisecond at the
  * default page).
  */
 const TYPED_SCAN_PAGES = 4;
-/** The most types a typed read binds as plain parameters (more go in as one JSON list). */
-const TYPED_LISTS = 16;
-/** The most rows one prepared `INSERT` writes (7 parameters each). */
-const INSERT_ROWS = 16;
-
-type Row = [number, string, string, string, string | null, string];
-/** A row with `json_valid(payload)` (1 when the payload is well-formed JSON). */
-type JsonRow = [number, string, string, string, string | null, string, number];
 
 /**
  * A {@linkcode SessionStore} in one SQLite file.
@@ -132,65 +103,29 @@ export class SqliteSessionStore implements SessionStore {
   readonly kind = "sqlite";
   readonly #path: string;
   readonly #db: DatabaseSync;
-  readonly #insert: StatementSync;
-  /** Multi-row inserts by row count (index 1 to {@linkcode INSERT_ROWS}). */
-  readonly #inserts: (StatementSync | undefined)[] = [];
-  readonly #head: StatementSync;
-  readonly #range: StatementSync;
-  readonly #rangeTyped: StatementSync;
-  /** Typed range reads by type count (index 1 to {@linkcode TYPED_LISTS}): the types bound as plain parameters. */
-  readonly #rangeTypedLists: (StatementSync | undefined)[] = [];
-  readonly #rangeJson: StatementSync;
+  readonly #sql: SqliteStatements;
   /** The average envelope JSON size of recent `readJson` pages: how many rows a page asks for. */
   #jsonSize = 1024;
   readonly #logger: Logger | undefined;
-  readonly #list: StatementSync;
-  readonly #begin: StatementSync;
-  readonly #commitTx: StatementSync;
-  readonly #dataVersion: StatementSync;
   /** Heads known as of `#version`; valid only while no other connection has committed. */
   readonly #heads = new Map<string, number>();
   readonly #maxHeads: number;
   #version = -1;
   readonly #page: number;
   readonly #listeners: CommitListeners;
-  readonly #remote = new Set<RemoteCommitListener>();
   readonly #pollMs: number;
-  #poll: ReturnType<typeof setInterval> | undefined;
-  /** `PRAGMA data_version` as the poll last saw it. */
-  #polledVersion = -1;
+  readonly #poll: DataVersionPoll;
   readonly #group: GroupCommit<EventDraft, SessionEvent>;
   #closing: Promise<void> | undefined;
 
   private constructor(path: string, db: DatabaseSync, options: SqliteStoreOptions) {
     this.#path = path;
     this.#db = db;
-    this.#insert = db.prepare(
-      `INSERT INTO session_events (session_id, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.#head = db.prepare("SELECT max(seq) AS head FROM session_events WHERE session_id = ?");
-    const range =
-      `SELECT ${COLUMNS} FROM session_events WHERE session_id = ? AND seq >= ? AND seq <= ?`;
-    this.#range = db.prepare(`${range} ORDER BY seq LIMIT ?`);
-    this.#rangeTyped = db.prepare(
-      `${range} AND type IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?`,
-    );
-    this.#rangeJson = db.prepare(
-      `SELECT ${COLUMNS}, json_valid(payload) FROM session_events WHERE session_id = ? AND seq >= ? ` +
-        "ORDER BY seq LIMIT ?",
-    );
+    this.#sql = new SqliteStatements(db);
     this.#logger = options.logger;
-    returnArrays(this.#range);
-    returnArrays(this.#rangeTyped);
-    returnArrays(this.#rangeJson);
-    returnArrays(this.#head);
-    this.#list = db.prepare(LIST_SESSIONS);
-    this.#begin = db.prepare("BEGIN IMMEDIATE");
-    this.#commitTx = db.prepare("COMMIT");
-    this.#dataVersion = db.prepare("PRAGMA data_version");
-    returnArrays(this.#dataVersion);
     this.#page = options.readPageSize ?? 1000;
     this.#pollMs = options.crossProcessPollMs ?? 100;
+    this.#poll = new DataVersionPoll(() => this.#readVersion(), this.#pollMs, options.logger);
     this.#maxHeads = options.headCacheSessions ?? 4096;
     this.#listeners = new CommitListeners((error) =>
       options.logger?.log("error", "A session commit listener failed", { error })
@@ -255,7 +190,7 @@ export class SqliteSessionStore implements SessionStore {
       this.#transaction(() => {
         if (this.#headOf(id) > 0) throw sessionExists(id);
         for (const event of events) {
-          this.#insert.run(
+          this.#sql.insertOne.run(
             id,
             event.seq,
             event.id,
@@ -278,7 +213,7 @@ export class SqliteSessionStore implements SessionStore {
     const { from, to, limit } = readBounds(options);
     if (this.#closing !== undefined) throw storeClosed(this.kind);
     const types = options.types;
-    const typed = types === undefined ? undefined : this.#typedRange(types);
+    const typed = types === undefined ? undefined : this.#sql.typedRange(types);
     const out: SessionEvent[] = [];
     let next = from;
     // A typed query scans a bounded window of seqs: a rare type in a long session would otherwise be one synchronous
@@ -290,7 +225,7 @@ export class SqliteSessionStore implements SessionStore {
       const want = Math.min(this.#page, limit - out.length);
       const window = Math.min(last, next + this.#page * TYPED_SCAN_PAGES - 1);
       const rows = (typed === undefined
-        ? this.#range.all(sessionId, next, to, want)
+        ? this.#sql.range.all(sessionId, next, to, want)
         : typed.statement.all(sessionId, next, window, ...typed.values, want)) as unknown as Row[];
       for (const row of rows) {
         if (types === undefined && row[0] !== next) {
@@ -344,7 +279,7 @@ export class SqliteSessionStore implements SessionStore {
           1,
           Math.min(limit - out.length, Math.ceil((maxBytes - bytes) / this.#jsonSize)),
         );
-        const rows = this.#rangeJson.all(sessionId, next, want) as unknown as JsonRow[];
+        const rows = this.#sql.rangeJson.all(sessionId, next, want) as unknown as JsonRow[];
         for (const row of rows) {
           // A bad row ends the page before it; only a page that would start at it rejects.
           if (row[0] !== next || row[6] !== 1) {
@@ -389,7 +324,7 @@ export class SqliteSessionStore implements SessionStore {
 
   list(): Promise<string[]> {
     if (this.#closing !== undefined) return Promise.reject(storeClosed(this.kind));
-    const rows = this.#list.all() as { session_id: string }[];
+    const rows = this.#sql.list.all() as { session_id: string }[];
     return Promise.resolve(rows.map((row) => row.session_id));
   }
 
@@ -404,16 +339,7 @@ export class SqliteSessionStore implements SessionStore {
    */
   onRemoteCommit(listener: RemoteCommitListener): () => void {
     if (this.#pollMs <= 0 || this.#path === ":memory:") return () => {};
-    const entry: RemoteCommitListener = (id, head) => listener(id, head);
-    this.#remote.add(entry);
-    if (this.#poll === undefined) {
-      this.#polledVersion = this.#readVersion();
-      this.#poll = setInterval(() => this.#pollVersion(), this.#pollMs);
-    }
-    return () => {
-      this.#remote.delete(entry);
-      if (this.#remote.size === 0) this.#stopPoll();
-    };
+    return this.#poll.add(listener);
   }
 
   stats(): StoreStats {
@@ -427,42 +353,16 @@ export class SqliteSessionStore implements SessionStore {
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      this.#stopPoll();
+      this.#poll.stop();
       await this.#group.drain();
       this.#db.close();
     })();
     return this.#closing;
   }
 
+  /** `PRAGMA data_version`: it changes when another connection commits to the file. */
   #readVersion(): number {
-    return (this.#dataVersion.get() as unknown as [number])[0];
-  }
-
-  #pollVersion(): void {
-    if (this.#closing !== undefined) return;
-    let version: number;
-    try {
-      version = this.#readVersion();
-    } catch (error) {
-      this.#logger?.log("warn", "Cannot check the SQLite store for other processes' commits", {
-        error,
-      });
-      return;
-    }
-    if (version === this.#polledVersion) return;
-    this.#polledVersion = version;
-    for (const listener of this.#remote) {
-      try {
-        listener(undefined, 0);
-      } catch (error) {
-        this.#logger?.log("error", "A remote commit listener failed", { error });
-      }
-    }
-  }
-
-  #stopPoll(): void {
-    if (this.#poll !== undefined) clearInterval(this.#poll);
-    this.#poll = undefined;
+    return (this.#sql.dataVersion.get() as unknown as [number])[0];
   }
 
   /** A stored payload's value; `StoreCorrupt` (logged) when it is not JSON. */
@@ -487,15 +387,15 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   #headOf(id: string): number {
-    const row = this.#head.get(id) as unknown as [number | null] | undefined;
+    const row = this.#sql.head.get(id) as unknown as [number | null] | undefined;
     return row?.[0] ?? 0;
   }
 
   #transaction(body: () => void): void {
-    this.#begin.run();
+    this.#sql.begin.run();
     try {
       body();
-      this.#commitTx.run();
+      this.#sql.commit.run();
     } catch (error) {
       this.#heads.clear();
       if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
@@ -525,7 +425,7 @@ export class SqliteSessionStore implements SessionStore {
 
   /** Forgets cached heads when another connection has committed since this one last looked. */
   #syncVersion(): void {
-    const version = (this.#dataVersion.get() as unknown as [number])[0];
+    const version = this.#readVersion();
     if (version !== this.#version) {
       this.#heads.clear();
       this.#version = version;
@@ -559,7 +459,7 @@ export class SqliteSessionStore implements SessionStore {
           payloads.push(draft.payload_json);
           outcomes.push({ ok: true, value: event });
         }
-        this.#insertRows(committed, payloads);
+        this.#sql.insertRows(committed, payloads);
         for (const [id, head] of heads) if (head > 0) this.#remember(id, head);
       });
     } catch (error) {
@@ -568,73 +468,6 @@ export class SqliteSessionStore implements SessionStore {
     for (const event of committed) this.#listeners.notify(event);
     return outcomes;
   }
-
-  /**
-   * Inserts a group's events (with their payloads' JSON, encoded once at the boundary) in as few statements as
-   * possible: one multi-row `INSERT` per {@linkcode INSERT_ROWS} events, since a statement per row costs more than
-   * the row it writes.
-   */
-  #insertRows(events: readonly SessionEvent[], payloads: readonly string[]): void {
-    for (let start = 0; start < events.length; start += INSERT_ROWS) {
-      const count = Math.min(INSERT_ROWS, events.length - start);
-      const values: (string | number | null)[] = new Array(count * 7);
-      for (let i = 0; i < count; i++) {
-        const event = events[start + i]!;
-        const at = i * 7;
-        values[at] = event.session_id;
-        values[at + 1] = event.seq;
-        values[at + 2] = event.id;
-        values[at + 3] = event.at;
-        values[at + 4] = event.type;
-        values[at + 5] = event.parent_id;
-        values[at + 6] = payloads[start + i]!;
-      }
-      this.#insertStatement(count).run(...values);
-    }
-  }
-
-  /**
-   * The typed range read for `types`: the list bound as plain parameters (`type IN (?, …)`, prepared once per count),
-   * which SQLite checks per row faster than a `json_each` subquery; past {@linkcode TYPED_LISTS} types, the list
-   * goes in as one JSON parameter.
-   */
-  #typedRange(types: readonly string[]): { statement: StatementSync; values: readonly string[] } {
-    const count = types.length;
-    if (count < 1 || count > TYPED_LISTS) {
-      return { statement: this.#rangeTyped, values: [JSON.stringify(types)] };
-    }
-    let statement = this.#rangeTypedLists[count];
-    if (statement === undefined) {
-      statement = this.#db.prepare(
-        `SELECT ${COLUMNS} FROM session_events WHERE session_id = ? AND seq >= ? AND seq <= ? AND type IN (${
-          Array.from({ length: count }, () => "?").join(", ")
-        }) ORDER BY seq LIMIT ?`,
-      );
-      returnArrays(statement);
-      this.#rangeTypedLists[count] = statement;
-    }
-    return { statement, values: types };
-  }
-
-  /** The prepared `INSERT` of `rows` rows (prepared once per row count). */
-  #insertStatement(rows: number): StatementSync {
-    let statement = this.#inserts[rows];
-    if (statement === undefined) {
-      const row = "(?, ?, ?, ?, ?, ?, ?)";
-      statement = this.#db.prepare(
-        `INSERT INTO session_events (session_id, ${COLUMNS}) VALUES ${
-          Array.from({ length: rows }, () => row).join(", ")
-        }`,
-      );
-      this.#inserts[rows] = statement;
-    }
-    return statement;
-  }
-}
-
-/** `setReturnArrays` exists in Deno's node:sqlite (PROTOCOLS.md §4.3) but not in its type declarations. */
-function returnArrays(statement: StatementSync): void {
-  (statement as unknown as { setReturnArrays(enabled: boolean): void }).setReturnArrays(true);
 }
 
 function failed(action: string, error: unknown): TerretError {

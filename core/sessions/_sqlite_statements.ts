@@ -1,0 +1,161 @@
+/**
+ * The SQLite store's schema and prepared statements: prepared once per connection, the multi-row inserts and typed
+ * range reads once per row or type count. Internal to the SQLite store.
+ *
+ * @module
+ */
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import type { SessionEvent } from "./envelope.ts";
+
+/** The one table: events by `(session_id, seq)`, the payload as its JSON text. */
+export const SCHEMA = `
+CREATE TABLE IF NOT EXISTS session_events (
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  id TEXT NOT NULL,
+  at TEXT NOT NULL,
+  type TEXT NOT NULL,
+  parent_id TEXT,
+  payload TEXT NOT NULL,
+  UNIQUE (session_id, seq)
+);`;
+
+const COLUMNS = "seq, id, at, type, parent_id, payload";
+/**
+ * Every session id, ascending, one index seek per session (a skip scan of the `(session_id, seq)` index): `SELECT
+ * DISTINCT` would walk every event's index entry, which the boot-time sweeps pay once each on a large store.
+ */
+const LIST_SESSIONS = `WITH RECURSIVE ids(session_id) AS (
+  SELECT (SELECT min(session_id) FROM session_events)
+  UNION ALL
+  SELECT (SELECT min(session_id) FROM session_events WHERE session_id > ids.session_id) FROM ids
+  WHERE ids.session_id IS NOT NULL
+) SELECT session_id FROM ids WHERE session_id IS NOT NULL`;
+/** The most types a typed read binds as plain parameters (more go in as one JSON list). */
+const TYPED_LISTS = 16;
+/** The most rows one prepared `INSERT` writes (7 parameters each). */
+const INSERT_ROWS = 16;
+
+/** A range row: seq, id, at, type, parent_id, payload. */
+export type Row = [number, string, string, string, string | null, string];
+/** A range row with `json_valid(payload)` (1 when the payload is well-formed JSON). */
+export type JsonRow = [number, string, string, string, string | null, string, number];
+
+/** The statements of one connection. Rows come back as arrays ({@linkcode Row}, {@linkcode JsonRow}). */
+export class SqliteStatements {
+  readonly #db: DatabaseSync;
+  /** One event: `(session_id, seq, id, at, type, parent_id, payload)`. */
+  readonly insertOne: StatementSync;
+  /** Multi-row inserts by row count (index 1 to {@linkcode INSERT_ROWS}). */
+  readonly #inserts: (StatementSync | undefined)[] = [];
+  /** `[max(seq)]` of one session. */
+  readonly head: StatementSync;
+  /** Rows of `(session, from, to, limit)`. */
+  readonly range: StatementSync;
+  /** Rows of `(session, from, to, types as a JSON list, limit)`. */
+  readonly #rangeTyped: StatementSync;
+  /** Typed range reads by type count (index 1 to {@linkcode TYPED_LISTS}): the types bound as plain parameters. */
+  readonly #rangeTypedLists: (StatementSync | undefined)[] = [];
+  /** {@linkcode JsonRow}s of `(session, from, limit)`. */
+  readonly rangeJson: StatementSync;
+  /** `{ session_id }` objects: every session, ascending. */
+  readonly list: StatementSync;
+  readonly begin: StatementSync;
+  readonly commit: StatementSync;
+  /** `[PRAGMA data_version]`. */
+  readonly dataVersion: StatementSync;
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+    this.insertOne = db.prepare(
+      `INSERT INTO session_events (session_id, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.head = db.prepare("SELECT max(seq) AS head FROM session_events WHERE session_id = ?");
+    const range =
+      `SELECT ${COLUMNS} FROM session_events WHERE session_id = ? AND seq >= ? AND seq <= ?`;
+    this.range = db.prepare(`${range} ORDER BY seq LIMIT ?`);
+    this.#rangeTyped = db.prepare(
+      `${range} AND type IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?`,
+    );
+    this.rangeJson = db.prepare(
+      `SELECT ${COLUMNS}, json_valid(payload) FROM session_events WHERE session_id = ? AND seq >= ? ` +
+        "ORDER BY seq LIMIT ?",
+    );
+    this.list = db.prepare(LIST_SESSIONS);
+    this.begin = db.prepare("BEGIN IMMEDIATE");
+    this.commit = db.prepare("COMMIT");
+    this.dataVersion = db.prepare("PRAGMA data_version");
+    for (
+      const statement of [this.range, this.#rangeTyped, this.rangeJson, this.head, this.dataVersion]
+    ) {
+      returnArrays(statement);
+    }
+  }
+
+  /**
+   * The typed range read for `types`, taking `(session, from, to, ...values, limit)`: the list bound as plain
+   * parameters (`type IN (?, …)`, prepared once per count), which SQLite checks per row faster than a `json_each`
+   * subquery; past {@linkcode TYPED_LISTS} types, the list goes in as one JSON parameter.
+   */
+  typedRange(types: readonly string[]): { statement: StatementSync; values: readonly string[] } {
+    const count = types.length;
+    if (count < 1 || count > TYPED_LISTS) {
+      return { statement: this.#rangeTyped, values: [JSON.stringify(types)] };
+    }
+    let statement = this.#rangeTypedLists[count];
+    if (statement === undefined) {
+      statement = this.#db.prepare(
+        `SELECT ${COLUMNS} FROM session_events WHERE session_id = ? AND seq >= ? AND seq <= ? AND type IN (${
+          Array.from({ length: count }, () => "?").join(", ")
+        }) ORDER BY seq LIMIT ?`,
+      );
+      returnArrays(statement);
+      this.#rangeTypedLists[count] = statement;
+    }
+    return { statement, values: types };
+  }
+
+  /**
+   * Inserts `events` (with their payloads' JSON, encoded once at the boundary) in as few statements as possible: one
+   * multi-row `INSERT` per {@linkcode INSERT_ROWS} events, since a statement per row costs more than the row it
+   * writes. Runs inside the caller's transaction.
+   */
+  insertRows(events: readonly SessionEvent[], payloads: readonly string[]): void {
+    for (let start = 0; start < events.length; start += INSERT_ROWS) {
+      const count = Math.min(INSERT_ROWS, events.length - start);
+      const values: (string | number | null)[] = new Array(count * 7);
+      for (let i = 0; i < count; i++) {
+        const event = events[start + i]!;
+        const at = i * 7;
+        values[at] = event.session_id;
+        values[at + 1] = event.seq;
+        values[at + 2] = event.id;
+        values[at + 3] = event.at;
+        values[at + 4] = event.type;
+        values[at + 5] = event.parent_id;
+        values[at + 6] = payloads[start + i]!;
+      }
+      this.#insertStatement(count).run(...values);
+    }
+  }
+
+  /** The prepared `INSERT` of `rows` rows (prepared once per row count). */
+  #insertStatement(rows: number): StatementSync {
+    let statement = this.#inserts[rows];
+    if (statement === undefined) {
+      const row = "(?, ?, ?, ?, ?, ?, ?)";
+      statement = this.#db.prepare(
+        `INSERT INTO session_events (session_id, ${COLUMNS}) VALUES ${
+          Array.from({ length: rows }, () => row).join(", ")
+        }`,
+      );
+      this.#inserts[rows] = statement;
+    }
+    return statement;
+  }
+}
+
+/** `setReturnArrays` exists in Deno's node:sqlite (PROTOCOLS.md §4.3) but not in its type declarations. */
+function returnArrays(statement: StatementSync): void {
+  (statement as unknown as { setReturnArrays(enabled: boolean): void }).setReturnArrays(true);
+}
