@@ -19,17 +19,17 @@ import {
   type SessionEvent,
 } from "./envelope.ts";
 import { InvariantViolated, SESSION_EVENT_TYPES, SessionEventAppended } from "./events.ts";
-import { LiveFeed } from "./_live_feed.ts";
-import { replayThenTail, type TailSource } from "./_replay_tail.ts";
+import { LiveFeeds } from "./_live_feeds.ts";
+import type { TailSource } from "./_replay_tail.ts";
 import { schemaIssues } from "./_fast_checks.ts";
 import { HistoryCache } from "./_history_cache.ts";
 import { IsoClock } from "./_iso_clock.ts";
 import {
   DEFAULT_MAX_PAYLOAD_BYTES,
   type NormalizedPayload,
-  normalizePayload,
   type Scrubber,
 } from "./normalize_payload.ts";
+import { ScrubberSet } from "./_scrubber_set.ts";
 import type { EventJson, SessionStore, StoreReadOptions } from "./store.ts";
 import { rollupUsage, USAGE_EVENT_TYPES, type UsageRollup } from "./usage.ts";
 import type {
@@ -79,24 +79,10 @@ export class SessionLog implements Sessions {
   readonly #ctx: Context;
   readonly #store: SessionStore;
   readonly #maxBytes: number;
-  readonly #bufferLimit: number;
-  readonly #scrubbers: {
-    readonly fn: Scrubber;
-    readonly marker: string | undefined;
-    readonly safePrefix: ((text: string) => number) | undefined;
-  }[] = [];
-  /** The scrubbers' functions, in registration order (rebuilt when one is added or removed). */
-  #scrubberFns: readonly Scrubber[] = [];
+  readonly #scrubbers = new ScrubberSet();
   readonly #types = new Map<string, EventDefinition>();
   readonly #projections = new Map<string, Projection>(BUILTIN_PROJECTIONS);
-  readonly #feeds = new Map<string, Set<LiveFeed>>();
-  /**
-   * The remover of the store's remote-commit listener, registered only while a live feed is open (a SQLite store polls
-   * while one is registered, so a host nobody tails does no periodic work).
-   */
-  #offRemote: (() => void) | undefined;
-  /** Set once the commit feed is torn down: no remote listener is registered after it. */
-  #closed = false;
+  readonly #feeds: LiveFeeds;
   readonly #histories: HistoryCache;
   /** The last `at` written and its millisecond. */
   readonly #clock = new IsoClock();
@@ -114,7 +100,7 @@ export class SessionLog implements Sessions {
     this.#ctx = ctx;
     this.#store = store;
     this.#maxBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
-    this.#bufferLimit = options.streamBufferLimit ?? 10_000;
+    this.#feeds = new LiveFeeds(store, options.streamBufferLimit ?? 10_000);
     for (const def of SESSION_EVENT_TYPES) this.#types.set(def.name, def);
     const cacheSessions = options.historyCacheSessions ?? 1024;
     if (!Number.isSafeInteger(cacheSessions) || cacheSessions < 1) {
@@ -136,9 +122,7 @@ export class SessionLog implements Sessions {
       const off = store.onCommit((event) => this.#committed(event));
       return () => {
         off();
-        this.#closed = true;
-        this.#stopRemote();
-        for (const feeds of this.#feeds.values()) for (const feed of feeds) feed.close();
+        this.#feeds.close();
       };
     }, "sessions: commit feed");
   }
@@ -201,7 +185,7 @@ export class SessionLog implements Sessions {
 
   stream(sessionId: string, options: StreamOptions = {}): AsyncIterable<SessionEvent> {
     const from = this.#streamStart(sessionId, options);
-    return flatten(this.#tail(sessionId, from, options.signal, {
+    return flatten(this.#feeds.tail(sessionId, from, options.signal, {
       page: (next, signal) => this.#page(sessionId, next, signal),
       item: (event) => event,
       seq: (event) => event.seq,
@@ -227,7 +211,7 @@ export class SessionLog implements Sessions {
           limit: REPLAY_PAGE,
           ...maybeSignal(signal),
         });
-    return this.#tail(sessionId, from, options.signal, {
+    return this.#feeds.tail(sessionId, from, options.signal, {
       page,
       item: (event) => this.#jsonOf(event),
       seq: (item) => item.seq,
@@ -419,54 +403,23 @@ export class SessionLog implements Sessions {
   }
 
   normalize(type: string, payload: unknown): NormalizedPayload {
-    return normalizePayload(type, payload, {
-      scrubbers: this.#scrubberFns,
-      maxBytes: this.#maxBytes,
-    });
+    return this.#scrubbers.normalize(type, payload, this.#maxBytes);
   }
 
   get scrubbing(): boolean {
-    return this.#scrubbers.length > 0;
+    return this.#scrubbers.scrubbing;
   }
 
   safePrefix(text: string): number {
-    let cut = text.length;
-    for (const { safePrefix } of this.#scrubbers) {
-      if (safePrefix === undefined) return 0;
-      const own = safePrefix(text);
-      cut = Math.min(cut, Number.isSafeInteger(own) && own > 0 ? own : 0);
-    }
-    return cut;
+    return this.#scrubbers.safePrefix(text);
   }
 
   redactionMarkers(): readonly string[] {
-    const markers = this.#scrubbers.flatMap((entry) =>
-      entry.marker === undefined ? [] : [entry.marker]
-    );
-    return [...new Set(markers)];
+    return this.#scrubbers.markers();
   }
 
   registerScrubber(owner: Context, scrubber: Scrubber, options: ScrubberOptions = {}): Disposer {
-    if (typeof scrubber !== "function") {
-      throw new TypeError("Cannot register a scrubber: it must be a function");
-    }
-    const marker = options.marker;
-    if (marker !== undefined && (typeof marker !== "string" || marker === "")) {
-      throw new TypeError("Cannot register a scrubber: its marker must be a non-empty string");
-    }
-    const safePrefix = options.safePrefix;
-    if (safePrefix !== undefined && typeof safePrefix !== "function") {
-      throw new TypeError("Cannot register a scrubber: its safePrefix must be a function");
-    }
-    return owner.effect(() => {
-      const entry = { fn: scrubber, marker, safePrefix };
-      this.#scrubbers.push(entry);
-      this.#scrubberFns = this.#scrubbers.map((each) => each.fn);
-      return () => {
-        this.#scrubbers.splice(this.#scrubbers.indexOf(entry) >>> 0, 1);
-        this.#scrubberFns = this.#scrubbers.map((each) => each.fn);
-      };
-    }, "sessions: scrubber");
+    return this.#scrubbers.register(owner, scrubber, options);
   }
 
   registerEventType(owner: Context, type: EventDefinition, options: EventTypeOptions): Disposer {
@@ -543,52 +496,7 @@ export class SessionLog implements Sessions {
   #committed(event: SessionEvent): void {
     this.#histories.committed(event);
     this.#ctx.emit(SessionEventAppended, event);
-    const feeds = this.#feeds.get(event.session_id);
-    if (feeds !== undefined) { for (const feed of feeds) feed.push(event); }
-  }
-
-  /** Another process committed to a shared store: the session's streams catch up from the store. */
-  #remoteCommitted(sessionId: string | undefined, head: number): void {
-    if (sessionId === undefined) {
-      for (const feeds of this.#feeds.values()) for (const feed of feeds) feed.reveal(Infinity);
-      return;
-    }
-    const feeds = this.#feeds.get(sessionId);
-    if (feeds !== undefined) { for (const feed of feeds) feed.reveal(head); }
-  }
-
-  /** Registers a live feed for the session, then runs the one replay-then-tail algorithm over `source`. */
-  async *#tail<T>(
-    sessionId: string,
-    from: number,
-    signal: AbortSignal | undefined,
-    source: TailSource<T>,
-  ): AsyncGenerator<readonly T[]> {
-    const feed = new LiveFeed(this.#bufferLimit);
-    let feeds = this.#feeds.get(sessionId);
-    if (feeds === undefined) this.#feeds.set(sessionId, feeds = new Set());
-    feeds.add(feed);
-    // Registered before the replay reads the store, so a remote commit after the read is reported to the feed.
-    if (this.#offRemote === undefined && !this.#closed) {
-      this.#offRemote = this.#store.onRemoteCommit?.((id, head) =>
-        this.#remoteCommitted(id, head)
-      ) ??
-        (() => {});
-    }
-    try {
-      yield* replayThenTail(sessionId, from, feed, source, signal);
-    } finally {
-      feeds.delete(feed);
-      if (feeds.size === 0 && this.#feeds.get(sessionId) === feeds) this.#feeds.delete(sessionId);
-      if (this.#feeds.size === 0) this.#stopRemote();
-    }
-  }
-
-  /** Unregisters the remote-commit listener (no live feed remains, or the log is torn down). */
-  #stopRemote(): void {
-    const off = this.#offRemote;
-    this.#offRemote = undefined;
-    off?.();
+    this.#feeds.push(event);
   }
 }
 
