@@ -6,8 +6,10 @@
  */
 import { checkSignal, storeCorrupt } from "./_store_support.ts";
 
-/** One mark every this many lines: the byte offset of lines 1, 257, 513, … */
+/** The most lines between two marks. */
 export const LINES_PER_MARK = 256;
+/** A line is marked once this many bytes have gone by since the last mark, however few lines that was. */
+export const BYTES_PER_MARK = 256 * 1024;
 /** The most bytes one catch-up read takes at once (doubled for a longer line). */
 const CATCH_UP_CHUNK = 1024 * 1024;
 const NEWLINE = 10;
@@ -21,12 +23,17 @@ export interface LineWindow {
 }
 
 /**
- * The byte offset of every {@linkcode LINES_PER_MARK}-th complete line of a file, and where its complete lines end.
- * Line n holds seq n. It only grows: lines are added as they are found (a catch-up) or written (a commit), and a
- * torn tail (bytes after the last newline) is never indexed, so cutting it leaves the index true.
+ * The byte offsets of some complete lines of a file (marks), and where its complete lines end. A line is marked when
+ * {@linkcode LINES_PER_MARK} lines or {@linkcode BYTES_PER_MARK} bytes have gone by since the last mark (line 1 is
+ * always marked), so a window of whole marks stays near its byte bound even when lines are large. Line n holds seq n.
+ * It only grows: lines are added as they are found (a catch-up) or written (a commit), and a torn tail (bytes after
+ * the last newline) is never indexed, so cutting it leaves the index true.
  */
 export class LineIndex {
-  readonly #marks: number[] = [];
+  /** The marked lines' seqs, ascending. */
+  readonly #seqs: number[] = [];
+  /** The marked lines' byte offsets (`#offsets[i]` is where line `#seqs[i]` starts). */
+  readonly #offsets: number[] = [];
   #lines = 0;
   #end = 0;
 
@@ -42,9 +49,19 @@ export class LineIndex {
 
   /** Indexes the complete lines at the start of `bytes`, which must begin at {@linkcode end}; returns the bytes taken. */
   add(bytes: Uint8Array): number {
+    const seqs = this.#seqs;
+    const offsets = this.#offsets;
     let at = 0;
     for (let newline = bytes.indexOf(NEWLINE); newline >= 0; newline = bytes.indexOf(NEWLINE, at)) {
-      if (this.#lines % LINES_PER_MARK === 0) this.#marks.push(this.#end + at);
+      const offset = this.#end + at;
+      const last = seqs.length - 1;
+      if (
+        last < 0 || this.#lines + 1 - seqs[last]! >= LINES_PER_MARK ||
+        offset - offsets[last]! >= BYTES_PER_MARK
+      ) {
+        seqs.push(this.#lines + 1);
+        offsets.push(offset);
+      }
       this.#lines++;
       at = newline + 1;
     }
@@ -53,26 +70,38 @@ export class LineIndex {
   }
 
   /**
-   * The window to read for the lines from seq `from`: it starts at the mark at or before `from` and spans whole marks
-   * until it covers `want` lines from `from`, or `maxBytes` (at least one mark's lines), or the index's end.
+   * The window to read for the lines from seq `from`: it starts at the last mark at or before `from` and spans whole
+   * marks until it covers `want` lines from `from`, or `maxBytes` (at least one mark's lines), or the index's end.
    * `undefined` when `from` is past the last indexed line.
    */
   window(from: number, want: number, maxBytes: number): LineWindow | undefined {
     if (from > this.#lines) return undefined;
-    const marks = this.#marks;
-    const block = Math.floor((from - 1) / LINES_PER_MARK);
-    const first = block * LINES_PER_MARK + 1;
-    const start = marks[block]!;
+    const seqs = this.#seqs;
+    const offsets = this.#offsets;
+    const mark = lastAtOrBefore(seqs, from);
+    const first = seqs[mark]!;
+    const start = offsets[mark]!;
     const needed = from - first + want;
-    let next = block + 1;
+    let next = mark + 1;
     while (
-      next < marks.length && next * LINES_PER_MARK - first + 1 < needed &&
-      marks[next]! - start < maxBytes
+      next < seqs.length && seqs[next]! - first < needed && offsets[next]! - start < maxBytes
     ) next++;
-    return next < marks.length
-      ? { start, end: marks[next]!, first, count: (next - block) * LINES_PER_MARK }
+    return next < seqs.length
+      ? { start, end: offsets[next]!, first, count: seqs[next]! - first }
       : { start, end: this.#end, first, count: this.#lines - first + 1 };
   }
+}
+
+/** The index of the last value of ascending `values` at or before `value` (`values[0]` is at most `value`). */
+function lastAtOrBefore(values: readonly number[], value: number): number {
+  let low = 0;
+  let high = values.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >>> 1;
+    if (values[middle]! <= value) low = middle;
+    else high = middle - 1;
+  }
+  return low;
 }
 
 /**

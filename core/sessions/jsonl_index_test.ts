@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createMemoryLogger } from "@terret/hames";
 import type { EventDraft, SessionEvent } from "./envelope.ts";
 import { JsonlSessionStore } from "./jsonl_store.ts";
-import { LineIndex, LINES_PER_MARK } from "./_jsonl_index.ts";
+import { BYTES_PER_MARK, LineIndex, LINES_PER_MARK } from "./_jsonl_index.ts";
 
 const TYPES = ["assistant/chunk", "tool/result", "input/queued"] as const;
 
@@ -108,6 +108,35 @@ Deno.test("LineIndex marks every 256th line and windows whole marks from the one
   assert.equal(LINES_PER_MARK, 256);
 });
 
+Deno.test("LineIndex also marks a line once 256 KiB have gone by since the last mark, so large lines keep windows small", () => {
+  const index = new LineIndex();
+  const line = `${"x".repeat(100 * 1024 - 1)}\n`; // 100 KiB a line: a mark every third line
+  const bytes = new TextEncoder().encode(line.repeat(30));
+  index.add(bytes);
+  assert.equal(BYTES_PER_MARK, 256 * 1024);
+  const at = (seq: number) => (seq - 1) * line.length;
+  // Marks at lines 1, 4, 7, …: a one-line page from line 14 starts at line 13 and ends at the next mark.
+  assert.deepStrictEqual(index.window(14, 1, 1 << 20), {
+    start: at(13),
+    end: at(16),
+    first: 13,
+    count: 3,
+  });
+  // Ten lines from line 14 span whole marks up to the byte bound (1 MiB: four marks of 300 KiB).
+  assert.deepStrictEqual(index.window(14, 10, 1 << 20), {
+    start: at(13),
+    end: at(25),
+    first: 13,
+    count: 12,
+  });
+  assert.deepStrictEqual(index.window(29, 10, 1 << 20), {
+    start: at(28),
+    end: bytes.length,
+    first: 28,
+    count: 3,
+  });
+});
+
 Deno.test("jsonl store: reads through the line index match a plain reading of the file, across marks, bounds and types", async () => {
   const dir = await Deno.makeTempDir({ prefix: "terret-jsonl-index-" });
   const store = JsonlSessionStore.open({ dir });
@@ -164,6 +193,35 @@ Deno.test("jsonl store: a page read from the end of a long session reads its own
       read < size / 10,
       `read ${read} bytes of a ${size}-byte file for 1,000 of 20,000 events`,
     );
+  } finally {
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("jsonl store: a page of one large event reads about its own mark, not the session", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "terret-jsonl-large-" });
+  const store = JsonlSessionStore.open({ dir });
+  try {
+    const text = "y".repeat(200 * 1024);
+    for (let i = 1; i <= 40; i++) {
+      const payload = { kind: "text", text };
+      await store.append({
+        ...draft("s", i),
+        type: "assistant/chunk",
+        payload,
+        payload_json: JSON.stringify(payload),
+      });
+    }
+    const size = (await Deno.stat(`${dir}/s.jsonl`)).size;
+    await store.read("s", { limit: 1 }); // builds the index
+    let page: SessionEvent[] = [];
+    const read = await bytesRead(async () => {
+      page = await store.read("s", { from_seq: 25, limit: 1 });
+    });
+    assert.deepStrictEqual(page.map((e) => e.seq), [25]);
+    // Marks every second line here (200 KiB lines): the window is at most two lines, against a 40-line file.
+    assert.ok(read <= 3 * 205 * 1024, `read ${read} bytes of a ${size}-byte file for one event`);
   } finally {
     await store.close();
     await Deno.remove(dir, { recursive: true });
