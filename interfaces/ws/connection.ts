@@ -1,16 +1,16 @@
 /**
- * One socket connection to one agent: `hello`, the client frames answered in order, and the event pump. The pump
+ * One socket connection to one agent: `hello`, the client frames answered in order (the verbs besides `subscribe`
+ * run in `_client_verbs.ts`), and the event pump. The pump
  * pulls the one replay-then-tail stream of the session log (`sessions.streamJson`) and keeps only the socket's flow
  * control: replayed events wait for room in the queue, live ones that do not fit drop the reader as lagged.
  *
  * @module
  */
 import type { Logger } from "@terret/hames";
-import { WS_ERRORS } from "./errors.ts";
 import { type Compaction, CORE_ERRORS, type Sessions } from "@terret/core";
-import { amendPersona } from "@terret/core/prompt";
 import type { EventJson } from "@terret/core/sessions";
 import type { AgentLink } from "./agent_gateway.ts";
+import { ClientVerbs } from "./_client_verbs.ts";
 import {
   type ClientFrame,
   type ErrorCode,
@@ -70,26 +70,6 @@ export interface ConnectionHost {
   closed(connection: Connection): void;
 }
 
-/** The approvals service's refusals, as protocol error codes. */
-const APPROVE_CODES: Readonly<Record<string, ErrorCode>> = {
-  UnknownRequest: "unknown_request",
-  AlreadyResolved: "already_resolved",
-  InvalidDecision: "invalid_field",
-  CannotRemember: "cannot_remember",
-};
-
-/**
- * A token's public id, recorded as `by.id` on the answers its clients give: `tok-` and the first 12 hex digits of
- * its SHA-256 (never the secret itself).
- */
-export async function tokenId(token: string): Promise<string> {
-  const digest = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)),
-  );
-  return "tok-" +
-    [...digest.slice(0, 6)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
-}
-
 /** Bytes a replay keeps queued on its socket at most (or `queue_limit` when smaller); a full queue blocks it. */
 const REPLAY_WINDOW = 1024 * 1024;
 
@@ -107,6 +87,7 @@ export class Connection {
   readonly #link: AgentLink;
   readonly #host: ConnectionHost;
   readonly #budget: FrameBudget;
+  readonly #verbs: ClientVerbs;
   readonly #abort = new AbortController();
   #answers: Promise<void> = Promise.resolve();
   #pump: Promise<void> = Promise.resolve();
@@ -134,6 +115,10 @@ export class Connection {
     this.#link = link;
     this.#host = host;
     this.#budget = new FrameBudget(host.config.frame_rate, now);
+    this.#verbs = new ClientVerbs(link, host, grant, {
+      ack: (ref) => this.#ack(ref),
+      refuse: (refusal) => this.#refuse(refusal),
+    });
     this.#progressAt = performance.now();
     socket.binaryType = "arraybuffer";
     socket.addEventListener("open", () => this.#opened());
@@ -236,124 +221,8 @@ export class Connection {
   }
 
   async #apply(frame: ClientFrame): Promise<void> {
-    switch (frame.type) {
-      case "subscribe":
-        return await this.#subscribe(frame.ref, frame.from_seq);
-      case "message":
-        return await this.#call(
-          frame.ref,
-          "queue the message",
-          (durable) => this.#link.message(frame.content, { durable }),
-        );
-      case "steer":
-        return await this.#call(
-          frame.ref,
-          "queue the steer",
-          (durable) => this.#link.steer(frame.content, { wake: frame.wake, durable }),
-        );
-      case "cancel":
-        return await this.#call(
-          frame.ref,
-          "cancel the turn",
-          () => this.#link.cancel(frame.reason),
-        );
-      case "set_policy":
-        return await this.#call(frame.ref, "set the policy", async () => {
-          await this.#link.ready();
-          await this.#host.sessions.append(this.sessionId, {
-            type: "policy/updated",
-            payload: { allow: frame.allow },
-          });
-        });
-      case "set_persona":
-        return await this.#call(frame.ref, "amend the persona", async () => {
-          await this.#link.ready();
-          await amendPersona(this.#host.sessions, this.sessionId, {
-            text: frame.content,
-            replace: frame.replace,
-          });
-        });
-      case "compact": {
-        const compaction = this.#host.compaction();
-        if (compaction === undefined) {
-          return this.#refuse({
-            ref: frame.ref,
-            code: "not_supported",
-            message: "Cannot compact the session: no compaction row is mounted on this server",
-          });
-        }
-        // The summary is a model call: answered when it is durable, without holding up the frames after it.
-        void this.#call(frame.ref, "compact the session", async () => {
-          await compaction.compact(this.sessionId, { instructions: frame.instructions });
-        });
-        return;
-      }
-      case "approve":
-        return await this.#approve(frame);
-      case "dispose":
-        return await this.#call(frame.ref, "dispose the agent", () => this.#link.dispose());
-    }
-  }
-
-  async #approve(frame: Extract<ClientFrame, { type: "approve" }>): Promise<void> {
-    const approve = this.#link.approve;
-    const disabled = {
-      ref: frame.ref,
-      code: "not_supported" as const,
-      message: `Cannot resolve approval ${
-        JSON.stringify(frame.request_id)
-      }: durable approvals are not enabled on this server (config row approvals)`,
-    };
-    if (approve === undefined) return this.#refuse(disabled);
-    try {
-      await approve.call(this.#link, frame.request_id, {
-        decision: frame.decision,
-        reason: frame.reason,
-        remember: frame.remember,
-        by: { kind: "client", id: await tokenId(this.grant.token) },
-      });
-    } catch (error) {
-      const code = WS_ERRORS.is(error) ? APPROVE_CODES[error.code] : undefined;
-      if (WS_ERRORS.is(error, "ApprovalsDisabled")) return this.#refuse(disabled);
-      return this.#refuse({
-        ref: frame.ref,
-        code: code ?? "internal",
-        message: code === undefined
-          ? `Cannot resolve approval ${JSON.stringify(frame.request_id)}: ${
-            error instanceof Error ? error.message : String(error)
-          }`
-          : (error as Error).message,
-      });
-    }
-    this.#ack(frame.ref);
-  }
-
-  /**
-   * Runs a verb and answers it: an ack once it succeeded, or once it calls `durable` (then before anything it
-   * causes can be logged), else an error frame.
-   */
-  async #call(
-    ref: FrameRef | null,
-    what: string,
-    run: (durable: () => void) => Promise<void>,
-  ): Promise<void> {
-    let acked = false;
-    const durable = (): void => {
-      if (acked) return;
-      acked = true;
-      this.#ack(ref);
-    };
-    try {
-      await run(durable);
-    } catch (error) {
-      if (acked) return;
-      return this.#refuse({
-        ref,
-        code: frameCodeOf(error),
-        message: `Cannot ${what}: ${error instanceof Error ? error.message : String(error)}`,
-      });
-    }
-    durable();
+    if (frame.type === "subscribe") return await this.#subscribe(frame.ref, frame.from_seq);
+    return await this.#verbs.apply(frame);
   }
 
   async #subscribe(ref: FrameRef | null, from: number): Promise<void> {
@@ -612,19 +481,5 @@ export class Connection {
     this.#stopTail();
     this.#abort.abort();
     this.#host.closed(this);
-  }
-}
-
-/** The frame error code for a failed verb: retryable refusals keep their meaning on the wire. */
-function frameCodeOf(error: unknown): ErrorCode {
-  switch ((error as { code?: unknown })?.code) {
-    case "AgentsBusy":
-      return "unavailable";
-    case "AgentBusy":
-      return "agent_busy";
-    case "QuotaExceeded":
-      return "quota_exceeded";
-    default:
-      return "internal";
   }
 }

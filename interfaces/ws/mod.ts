@@ -75,7 +75,8 @@ export {
 } from "./client_frames.ts";
 export { type Presented, presentedToken, SUBPROTOCOL, TokenGate } from "./auth.ts";
 export { AGENT_ID_PATTERN } from "./routes.ts";
-export { CLOSE, PROTOCOL_VERSION, tokenId } from "./connection.ts";
+export { CLOSE, PROTOCOL_VERSION } from "./connection.ts";
+export { tokenId } from "./_client_verbs.ts";
 export { WsServer, type WsServerOptions, type WsStats } from "./ws_server.ts";
 export { WsInterface, type WsService, WsServiceKey } from "./ws_plugin.ts";
 export {
