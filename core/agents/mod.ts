@@ -29,12 +29,11 @@ export {
 } from "./driver.ts";
 export { Inbox } from "./inbox.ts";
 export { findOpenTurn } from "./open_turn.ts";
+export { AgentRegistry, assertAgentId } from "./agent_registry.ts";
 export {
-  AgentRegistry,
   type Agents,
   AgentsKey,
-  assertAgentId,
   type CreateAgentOptions,
   type DisposeAgentOptions,
   type EnsureAgentOptions,
-} from "./agent_registry.ts";
+} from "./agents.ts";

@@ -8,7 +8,7 @@
 import { type HostPermissions, Service, type ServiceKey } from "@terret/hames";
 import { CORE_ERRORS, TerretError } from "../errors.ts";
 import type { z } from "zod";
-import { AgentsKey } from "../agents/agent_registry.ts";
+import { AgentsKey } from "../agents/agents.ts";
 import { AGENT_SHUTDOWN } from "../agents/driver.ts";
 import { AgentDisposed } from "../agents/events.ts";
 import { WorkspaceKey } from "../seams/workspace.ts";

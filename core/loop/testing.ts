@@ -13,7 +13,8 @@ import {
 } from "@terret/hames";
 import { type ApprovalClock, ApprovalClockKey } from "../approvals/approval_clock.ts";
 import { ApprovalsService } from "../approvals/approvals.ts";
-import { AgentRegistry, type Agents, AgentsKey } from "../agents/agent_registry.ts";
+import { AgentRegistry } from "../agents/agent_registry.ts";
+import { type Agents, AgentsKey } from "../agents/agents.ts";
 import { Llm, LlmRegistry } from "../llm/llm_registry.ts";
 import type { LlmAdapter } from "../llm/vocabulary.ts";
 import { type Prompt, PromptAssembler, PromptKey } from "../prompt/prompt_assembler.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Context } from "@terret/hames";
-import { AgentsKey } from "../agents/agent_registry.ts";
+import { AgentsKey } from "../agents/agents.ts";
 import { AgentPreStep, AgentRequest } from "../loop/events.ts";
 import { findOpenTurn } from "../agents/open_turn.ts";
 import { SessionsKey } from "../sessions/sessions.ts";

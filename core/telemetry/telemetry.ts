@@ -16,7 +16,7 @@ import {
   type ServiceKey,
 } from "@terret/hames";
 import { AgentDisposed, AgentStatusChanged } from "../agents/events.ts";
-import { AgentsKey } from "../agents/agent_registry.ts";
+import { AgentsKey } from "../agents/agents.ts";
 import { LlmStream } from "../llm/events.ts";
 import type { LlmRequest, StreamEvent } from "../llm/vocabulary.ts";
 import { AgentRequest } from "../loop/events.ts";
