@@ -41,9 +41,9 @@ export abstract class LinePage<T> {
 
   /**
    * Takes the whole lines of `bytes`, whose first line holds seq `first`, until the page is done; lines before the
-   * next seq the page wants are skipped unread, so windows may overlap. A line in range
-   * that is not UTF-8 or not JSON, or holds another seq, is bad: the page's {@linkcode endsAtBadLine} says whether it
-   * ends the page or fails the read with `StoreCorrupt`.
+   * next seq the page wants are skipped unread, so windows may overlap. A line in range that is not UTF-8 or not
+   * JSON, or holds another seq, is bad: the page's {@linkcode endsAtBadLine} says whether it ends the page or fails
+   * the read with `StoreCorrupt`.
    */
   take(bytes: Uint8Array, first: number): void {
     const text = decodeLines(bytes);
