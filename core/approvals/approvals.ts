@@ -10,7 +10,6 @@ import { CORE_ERRORS, TerretError } from "../errors.ts";
 import type { z } from "zod";
 import { AgentsKey } from "../agents/agents.ts";
 import { AGENT_SHUTDOWN } from "../agents/driver.ts";
-import { AgentDisposed } from "../agents/events.ts";
 import { WorkspaceKey } from "../seams/workspace.ts";
 import type { SessionEvent } from "../sessions/envelope.ts";
 import { type ApprovalAnswerer, SessionEventAppended } from "../sessions/events.ts";
@@ -100,9 +99,6 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
     );
     this.ctx.effect(() => () => this.#timers.clear(), "approvals: deadlines");
     this.ctx.on(SessionEventAppended, (event) => this.#appended(event));
-    // An evicted agent has no request waiting (it is evicted only when idle): its state is read from its log again
-    // when it comes back, so the cache holds resident agents' sessions, not every session ever touched.
-    this.ctx.on(AgentDisposed, ({ session_id }) => this.#projection.invalidate(session_id));
     await this.#sweep();
   }
 

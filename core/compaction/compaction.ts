@@ -12,7 +12,6 @@ import {
   Service,
   type ServiceKey,
 } from "@terret/hames";
-import { AgentDisposed } from "../agents/events.ts";
 import { TerretError } from "../errors.ts";
 import { z } from "zod";
 import { Llm } from "../llm/llm_registry.ts";
@@ -124,8 +123,6 @@ export class CompactionService extends Service<CompactionConfig> implements Comp
       }),
       label: "compaction: last compaction",
     });
-    // An evicted agent's session leaves the per-session caches (read again on rehydration).
-    this.ctx.on(AgentDisposed, ({ session_id }) => this.#last?.invalidate(session_id));
     this.ctx.on(AgentRequest, async (payload, next) => {
       if (!this.config.auto) return await next(payload);
       const llm = this.ctx.get(Llm);

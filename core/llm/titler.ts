@@ -131,6 +131,11 @@ export class Titler extends Service<TitlesConfig> implements Titles {
     await Promise.allSettled([...this.#inFlight.values()]);
   }
 
+  /** How many sessions' current titles are cached (a session leaves the cache when its agent leaves memory). */
+  get cachedSessions(): number {
+    return this.#titles?.size ?? 0;
+  }
+
   async current(
     sessionId: string,
     options: { readonly signal?: AbortSignal } = {},

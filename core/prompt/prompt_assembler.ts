@@ -16,7 +16,6 @@ import {
 import { TerretError } from "../errors.ts";
 import { z } from "zod";
 import type { LlmCapabilities } from "../llm/vocabulary.ts";
-import { AgentDisposed } from "../agents/events.ts";
 import { SessionProjection } from "../sessions/session_projection.ts";
 import { SessionsKey } from "../sessions/sessions.ts";
 import {
@@ -211,8 +210,6 @@ export class PromptAssembler extends Service<PromptConfig> implements Prompt {
       maxSessions: this.config.cache_sessions,
       label: "prompt: personas",
     });
-    // An evicted agent's persona is read from its log again when it comes back: the cache holds resident ones.
-    this.ctx.on(AgentDisposed, ({ session_id }) => this.#personas?.invalidate(session_id));
     this.#add(this.ctx, {
       name: "persona",
       priority: PERSONA_PRIORITY,

@@ -321,8 +321,28 @@ export const InvariantViolated: EmitEvent<InvariantViolatedPayload> = defineEven
   },
 );
 
+/** Payload of {@linkcode SessionReleased}. */
+export interface SessionReleasedPayload {
+  readonly session_id: string;
+}
+
+/**
+ * `sessions/released`: a session left memory (`Sessions.release`, called when its agent is evicted, disposed or
+ * stopped). Whatever a service caches per session may be dropped: the log is untouched, and the next use reads it
+ * again. Every {@linkcode SessionProjection} drops the session on it.
+ */
+export const SessionReleased: EmitEvent<SessionReleasedPayload> = defineEvent("sessions/released", {
+  mode: "emit",
+  owner: OWNER,
+  description:
+    "A session left memory (its agent was evicted, disposed or stopped): per-session caches of it may be dropped; " +
+    "the next use reads the log again.",
+  payload: z.object({ session_id: z.string() }),
+});
+
 /** The live (non-durable) events the sessions service emits. */
 export const SESSION_LIVE_EVENTS: readonly EventDefinition[] = Object.freeze([
   SessionEventAppended,
   InvariantViolated,
+  SessionReleased,
 ] as EventDefinition[]);

@@ -32,6 +32,8 @@ export {
   SessionEventAppended,
   sessionEventSchema,
   SessionForked,
+  SessionReleased,
+  type SessionReleasedPayload,
   SessionTitled,
   StepEnd,
   StepStart,

@@ -18,7 +18,12 @@ import {
   type EventDraft,
   type SessionEvent,
 } from "./envelope.ts";
-import { InvariantViolated, SESSION_EVENT_TYPES, SessionEventAppended } from "./events.ts";
+import {
+  InvariantViolated,
+  SESSION_EVENT_TYPES,
+  SessionEventAppended,
+  SessionReleased,
+} from "./events.ts";
 import { LiveFeeds } from "./_live_feeds.ts";
 import type { TailSource } from "./_replay_tail.ts";
 import { schemaIssues } from "./_fast_checks.ts";
@@ -395,6 +400,7 @@ export class SessionLog implements Sessions {
 
   release(sessionId: string): void {
     this.#histories.forget(sessionId);
+    this.#ctx.emit(SessionReleased, { session_id: sessionId });
   }
 
   /** How many sessions' derived histories are cached (at most `historyCacheSessions`). */

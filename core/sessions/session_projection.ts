@@ -7,7 +7,7 @@
  */
 import type { Context, Disposer } from "@terret/hames";
 import type { SessionEvent } from "./envelope.ts";
-import { SessionEventAppended } from "./events.ts";
+import { SessionEventAppended, SessionReleased } from "./events.ts";
 import type { Sessions } from "./sessions.ts";
 
 /** Options for {@linkcode SessionProjection}. */
@@ -40,7 +40,7 @@ interface PendingRead<S> {
  * Contract: `get` returns the state folded from every event of `types` the log held when the read was made, or a
  * later one; it never returns a state older than an event whose `session/event` has been emitted before the call.
  * An unknown session (no events) resolves to `undefined` and is never cached, so a session created later is read
- * afresh. A read failure rejects and caches nothing. Events appended by another process to a shared store are not
+ * afresh. A session is dropped from the cache on `sessions/released` (its agent left memory). A read failure rejects and caches nothing. Events appended by another process to a shared store are not
  * seen until the session's entry is evicted or `invalidate`d (the live feed is per process).
  */
 export class SessionProjection<S> {
@@ -69,8 +69,14 @@ export class SessionProjection<S> {
     this.#max = max;
     this.#dispose = owner.effect(() => {
       const off = owner.on(SessionEventAppended, (event) => this.#appended(event));
+      // A session released from memory (its agent evicted or disposed) leaves this cache too.
+      const offReleased = owner.on(
+        SessionReleased,
+        ({ session_id }) => this.invalidate(session_id),
+      );
       return () => {
         off();
+        offReleased();
         this.#closed = true;
         this.#cache.clear();
       };

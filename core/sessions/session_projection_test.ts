@@ -61,13 +61,25 @@ Deno.test("SessionProjection: an aborted caller leaves the shared read to the ot
   assert.equal(titles.cached("s1"), true);
 });
 
+Deno.test("SessionProjection drops a session released from memory, and reads it from the log on its next get", async () => {
+  const { ctx, log, titles, reads } = await setup();
+  await using _ = ctx;
+  await titles.get("s1");
+  assert.equal(titles.cached("s1"), true);
+  log.release("s1");
+  assert.equal(titles.cached("s1"), false);
+  assert.deepStrictEqual(await titles.get("s1"), ["created at seq 1"]);
+  assert.deepStrictEqual([reads(), titles.cached("s1")], [2, true]);
+});
+
 Deno.test("SessionProjection stops listening and drops its cache when disposed", async () => {
   const { ctx, log, titles, reads } = await setup();
   await using _ = ctx;
   await titles.get("s1");
   const listeners = ctx.listenerCount();
   await titles.dispose();
-  assert.deepStrictEqual([titles.size, ctx.listenerCount()], [0, listeners - 1]);
+  // Both listeners (appends and releases) are gone.
+  assert.deepStrictEqual([titles.size, ctx.listenerCount()], [0, listeners - 2]);
   await log.append("s1", { type: "session/titled", payload: { title: "late" } });
   assert.deepStrictEqual(await titles.get("s1"), ["created at seq 1", "late"]);
   assert.deepStrictEqual([reads(), titles.cached("s1")], [2, false]);

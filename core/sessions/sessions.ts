@@ -128,9 +128,9 @@ export interface Sessions {
   deriveMessages(sessionId: string, options?: DeriveFromLogOptions): Promise<Message[]>;
   /**
    * Drops what the service holds in memory for the session (its cached derived history, which grows with the
-   * session until compaction): the log is untouched, and the next `deriveMessages` reads it again. The agents
-   * registry calls it when an agent leaves memory, so an evicted agent's history does not stay resident. A no-op
-   * for a session nothing is cached for.
+   * session until compaction) and emits `sessions/released`, on which every session projection drops the session
+   * too: the log is untouched, and the next use reads it again. The agents registry calls it when an agent leaves
+   * memory, so an evicted agent's history and per-session state do not stay resident.
    */
   release(sessionId: string): void;
   /**

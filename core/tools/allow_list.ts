@@ -13,7 +13,6 @@ import {
   type ServiceKey,
 } from "@terret/hames";
 import { z } from "zod";
-import { AgentDisposed } from "../agents/events.ts";
 import type { SessionEvent } from "../sessions/envelope.ts";
 import { SessionProjection } from "../sessions/session_projection.ts";
 import { type Sessions, SessionsKey } from "../sessions/sessions.ts";
@@ -202,8 +201,6 @@ export class ToolAllowList extends Service<AllowListConfig> implements ToolPolic
   override start(): void {
     this.#floor = new PatternSet(this.config.allow);
     this.#projection = createPolicyProjection(this.ctx.get(SessionsKey), this, this.config);
-    // An evicted agent's policy is read from its log again when it comes back: the cache holds resident ones.
-    this.ctx.on(AgentDisposed, ({ session_id }) => this.#projection?.invalidate(session_id));
   }
 
   override async reconfigure(config: AllowListConfig): Promise<void> {
