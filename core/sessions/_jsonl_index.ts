@@ -71,7 +71,8 @@ export class LineIndex {
 
   /**
    * The window to read for the lines from seq `from`: it starts at the last mark at or before `from` and spans whole
-   * marks until it covers `want` lines from `from`, or `maxBytes` (at least one mark's lines), or the index's end.
+   * marks until it covers `want` lines from `from`, or the next mark starts `maxBytes` or more past its start (so it
+   * may run past `maxBytes` by one mark's lines; it always takes one mark's), or it reaches the index's end.
    * `undefined` when `from` is past the last indexed line.
    */
   window(from: number, want: number, maxBytes: number): LineWindow | undefined {

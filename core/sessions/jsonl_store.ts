@@ -51,7 +51,11 @@ export interface JsonlStoreOptions {
 }
 
 const LOCK_FILE = ".terret-store.lock";
-/** The most bytes one read of a session file takes at once (at least one index mark's lines). */
+/**
+ * About the most bytes one read of a session file takes at once: a window takes whole index marks while the next one
+ * starts within this many bytes of its start, so it may run past it by one mark's lines (256 lines or 256 KiB, or one
+ * longer line); it always takes at least one mark's.
+ */
 const WINDOW_BYTES = 1024 * 1024;
 /** How many sessions' line indexes are kept (each holds one number per 256 lines). */
 const MAX_INDEXES = 1024;
