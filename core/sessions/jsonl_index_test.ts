@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createMemoryLogger } from "@terret/hames";
+import { createMemoryLogger, type MemoryLogger } from "@terret/hames";
 import type { EventDraft, SessionEvent } from "./envelope.ts";
 import { JsonlSessionStore } from "./jsonl_store.ts";
 import { BYTES_PER_MARK, LineIndex, LINES_PER_MARK } from "./_jsonl_index.ts";
@@ -65,6 +65,24 @@ async function bytesRead(body: () => Promise<unknown>): Promise<number> {
   }
   return total;
 }
+
+/** Runs `body` on a store over a fresh directory, then closes the store and removes the directory. */
+async function withStore(
+  prefix: string,
+  body: (store: JsonlSessionStore, dir: string, logger: MemoryLogger) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: `terret-jsonl-${prefix}-` });
+  const logger = createMemoryLogger();
+  const store = JsonlSessionStore.open({ dir, logger });
+  try {
+    await body(store, dir, logger);
+  } finally {
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const errorsOf = (logger: MemoryLogger) => logger.records.filter((r) => r.level === "error");
 
 Deno.test("LineIndex marks every 256th line and windows whole marks from the one at or before a seq", () => {
   const index = new LineIndex();
@@ -137,10 +155,8 @@ Deno.test("LineIndex also marks a line once 256 KiB have gone by since the last 
   });
 });
 
-Deno.test("jsonl store: reads through the line index match a plain reading of the file, across marks, bounds and types", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "terret-jsonl-index-" });
-  const store = JsonlSessionStore.open({ dir });
-  try {
+Deno.test("jsonl store: reads through the line index match a plain reading of the file, across marks, bounds and types", () =>
+  withStore("index", async (store, dir) => {
     await appendEvents(store, "s", 1, 700);
     const probes: [number, number, number][] = [[1, 10, 5], [256, 258, 3], [257, 700, 1000], [
       500,
@@ -170,16 +186,10 @@ Deno.test("jsonl store: reads through the line index match a plain reading of th
       assert.deepStrictEqual(await store.read("s"), all);
       await appendEvents(store, "s", 701, 1300);
     }
-  } finally {
-    await store.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("jsonl store: a page read from the end of a long session reads its own lines, not the file", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "terret-jsonl-page-" });
-  const store = JsonlSessionStore.open({ dir });
-  try {
+Deno.test("jsonl store: a page read from the end of a long session reads its own lines, not the file", () =>
+  withStore("page", async (store, dir) => {
     await appendEvents(store, "s", 1, 20_000);
     const size = (await Deno.stat(`${dir}/s.jsonl`)).size;
     await store.readJson("s", { from_seq: 1, limit: 1 }); // builds the index: one read of the file
@@ -193,16 +203,10 @@ Deno.test("jsonl store: a page read from the end of a long session reads its own
       read < size / 10,
       `read ${read} bytes of a ${size}-byte file for 1,000 of 20,000 events`,
     );
-  } finally {
-    await store.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("jsonl store: a page of one large event reads about its own mark, not the session", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "terret-jsonl-large-" });
-  const store = JsonlSessionStore.open({ dir });
-  try {
+Deno.test("jsonl store: a page of one large event reads about its own mark, not the session", () =>
+  withStore("large", async (store, dir) => {
     const text = "y".repeat(200 * 1024);
     for (let i = 1; i <= 40; i++) {
       const payload = { kind: "text", text };
@@ -222,18 +226,11 @@ Deno.test("jsonl store: a page of one large event reads about its own mark, not 
     assert.deepStrictEqual(page.map((e) => e.seq), [25]);
     // Marks every second line here (200 KiB lines): the window is at most two lines, against a 40-line file.
     assert.ok(read <= 3 * 205 * 1024, `read ${read} bytes of a ${size}-byte file for one event`);
-  } finally {
-    await store.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("jsonl store: reads stay true when a live file is edited by hand (the index is rebuilt) or ends in a torn line", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "terret-jsonl-edit-" });
-  const logger = createMemoryLogger();
-  const store = JsonlSessionStore.open({ dir, logger });
-  const file = `${dir}/s.jsonl`;
-  try {
+Deno.test("jsonl store: reads stay true when a live file is edited by hand (the index is rebuilt) or ends in a torn line", () =>
+  withStore("edit", async (store, dir, logger) => {
+    const file = `${dir}/s.jsonl`;
     await appendEvents(store, "s", 1, 600);
     assert.equal((await store.read("s", { from_seq: 590 })).length, 11); // the index is built
     // A byte more at the start of line 2 moves every mark after it: the file grew, so the cached index is caught up,
@@ -255,38 +252,32 @@ Deno.test("jsonl store: reads stay true when a live file is edited by hand (the 
       (await store.readJson("s", { from_seq: 598 })).map((item) => JSON.parse(item.json)),
       expected.slice(597),
     );
-    assert.equal(logger.records.filter((r) => r.level === "error").length, 0);
-  } finally {
+    assert.deepStrictEqual(errorsOf(logger), []);
+    // A crash leaves a torn last line. After a restart a read indexes the complete lines only; the first append cuts
+    // the torn bytes, and the index follows the append.
     await store.close();
-  }
-  // A crash leaves a torn last line. After a restart a read indexes the complete lines only; the first append cuts
-  // the torn bytes, and the index follows the append.
-  await Deno.writeTextFile(file, '{"id":"torn', { append: true });
-  const reopened = JsonlSessionStore.open({ dir, logger });
-  try {
-    assert.deepStrictEqual((await reopened.read("s", { from_seq: 599 })).map((e) => e.seq), [
-      599,
-      600,
-    ]);
-    await appendEvents(reopened, "s", 601, 601);
-    assert.deepStrictEqual(
-      (await reopened.read("s", { from_seq: 599 })).map((e) => e.seq),
-      [599, 600, 601],
-    );
-    assert.deepStrictEqual(await reopened.read("s"), await reference(dir, "s"));
-    assert.equal(logger.records.filter((r) => r.level === "error").length, 0);
-  } finally {
-    await store.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+    await Deno.writeTextFile(file, '{"id":"torn', { append: true });
+    const reopened = JsonlSessionStore.open({ dir, logger });
+    try {
+      assert.deepStrictEqual((await reopened.read("s", { from_seq: 599 })).map((e) => e.seq), [
+        599,
+        600,
+      ]);
+      await appendEvents(reopened, "s", 601, 601);
+      assert.deepStrictEqual(
+        (await reopened.read("s", { from_seq: 599 })).map((e) => e.seq),
+        [599, 600, 601],
+      );
+      assert.deepStrictEqual(await reopened.read("s"), await reference(dir, "s"));
+      assert.deepStrictEqual(errorsOf(logger), []);
+    } finally {
+      await reopened.close();
+    }
+  }));
 
-Deno.test("jsonl store: a line that is not UTF-8 is StoreCorrupt naming its seq; lines before it still read, a readJson page ends before it", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "terret-jsonl-utf8-" });
-  const logger = createMemoryLogger();
-  const store = JsonlSessionStore.open({ dir, logger });
-  const file = `${dir}/s.jsonl`;
-  try {
+Deno.test("jsonl store: a line that is not UTF-8 is StoreCorrupt naming its seq; lines before it still read, a readJson page ends before it", () =>
+  withStore("utf8", async (store, dir, logger) => {
+    const file = `${dir}/s.jsonl`;
     await appendEvents(store, "s", 1, 300);
     const bytes = await Deno.readFile(file);
     let at = 0;
@@ -307,19 +298,13 @@ Deno.test("jsonl store: a line that is not UTF-8 is StoreCorrupt naming its seq;
     );
     await assert.rejects(store.readJson("s", { from_seq: 280 }), { code: "StoreCorrupt", message });
     assert.deepStrictEqual(
-      logger.records.filter((r) => r.level === "error").map((r) => [r.message, r.fields?.seq]),
+      errorsOf(logger).map((r) => [r.message, r.fields?.seq]),
       [[message, 280], [message, 280]],
     );
-  } finally {
-    await store.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("jsonl store: reads racing commits each return a gap-free run from their first seq", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "terret-jsonl-race-" });
-  const store = JsonlSessionStore.open({ dir });
-  try {
+Deno.test("jsonl store: reads racing commits each return a gap-free run from their first seq", () =>
+  withStore("race", async (store, dir) => {
     await appendEvents(store, "s", 1, 300);
     // Each read starts while the previous batch's appends are committing, and runs beside the next batch's.
     const reads: {
@@ -364,8 +349,4 @@ Deno.test("jsonl store: reads racing commits each return a gap-free run from the
       );
     }
     assert.deepStrictEqual(await store.read("s"), all);
-  } finally {
-    await store.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
