@@ -337,9 +337,10 @@ console.log(
   }x raw`,
 );
 
-// 4. A typed read of a rare type from a long session: what a rehydration's scans (queued input, approvals, persona)
-// do. The floor is one raw query, one synchronous scan of the whole session; the store scans a page of seqs per query
-// and lets the event loop run between pages. Each case is timed whole, and a macrotask chain running beside it
+// 4. A typed read of a rare type from a long session, of a type outside the store's index of sparse types (those are
+// sought through the index: bench/boot_sweeps.ts): what the approvals state's read of tool events does. The floor is
+// one raw query, one synchronous scan of the whole session; the store scans a page of seqs per query and lets the
+// event loop run between pages. Each case is timed whole, and a macrotask chain running beside it
 // records the longest the loop went without a turn.
 const rareDb = fresh("rare.db");
 {
@@ -350,7 +351,7 @@ const rareDb = fresh("rare.db");
     session_id: "rare",
     seq: i + 1,
     at,
-    type: (i + 1) % 1000 === 0 ? "input/queued" : "assistant/chunk",
+    type: (i + 1) % 1000 === 0 ? "x/rare" : "assistant/chunk",
     payload: chunkPayload,
     parent_id: null,
   })));
@@ -381,7 +382,7 @@ async function stalled(fn: () => unknown): Promise<[number, number]> {
 const rareRaw = new DatabaseSync(rareDb);
 const typed = rareRaw.prepare(
   "SELECT seq, id, at, type, parent_id, payload FROM session_events WHERE session_id = ? AND seq >= ? " +
-    "AND type IN ('input/queued') ORDER BY seq",
+    "AND type IN ('x/rare') ORDER BY seq",
 );
 const rareStore = SqliteSessionStore.open({ path: rareDb });
 const rare = await paired<[number, number]>({
@@ -390,7 +391,7 @@ const rare = await paired<[number, number]>({
       await Promise.resolve();
       typed.all("rare", 1).map((row) => ({ ...row, payload: JSON.parse(row.payload as string) }));
     }),
-  sqlite: () => stalled(() => rareStore.read("rare", { types: ["input/queued"] })),
+  sqlite: () => stalled(() => rareStore.read("rare", { types: ["x/rare"] })),
 });
 rareRaw.close();
 await rareStore.close();

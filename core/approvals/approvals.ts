@@ -376,6 +376,10 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
   async #sweep(): Promise<void> {
     const answered: string[] = [];
     for (const sessionId of await this.#sessions.list()) {
+      // Only a session with a request can have one open or a verdict owed. Its approval events are sparse (the
+      // stores index them), while the state folds every tool call: most sessions cost one indexed read here.
+      const requests = await this.#sessions.read(sessionId, { types: REQUEST_TYPES, limit: 1 });
+      if (requests.length === 0) continue;
       const state = await this.#projection.get(sessionId);
       if (state === undefined) continue;
       let open = false;
@@ -440,6 +444,8 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
 }
 
 const MAX_CLAIMS = 10_000;
+/** The events a session has only once it has asked: the boot sweep skips a session without them. */
+const REQUEST_TYPES: readonly string[] = ["approval/requested", "approval/resolved"];
 
 function key(sessionId: string, requestId: string): string {
   return `${sessionId}\u0000${requestId}`;

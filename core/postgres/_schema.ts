@@ -5,6 +5,7 @@
  */
 import type { Sql } from "postgres";
 import { TerretError } from "../errors.ts";
+import { allSparse, SPARSE_TYPES_SQL } from "../sessions/_sparse_types.ts";
 
 /**
  * The migrations, in order: migration `i` takes the schema from version `i` to `i + 1`. `{s}` is the quoted schema
@@ -45,6 +46,28 @@ export const MIGRATIONS: readonly string[] = [
   `'Session creations; a head is the greater of head and the last seq in session_events';`,
 ];
 
+/**
+ * The partial index of the sparse event types (`sessions/_sparse_types.ts`) by `(session_id, seq, type)`, so a typed
+ * read of those types alone (the boot sweeps) costs its matches instead of the session's events. Created at every
+ * open when missing, outside the versions: code that predates it reads and writes the schema as before, so it moves
+ * no version and keeps no node out. A new list of sparse types takes a new name.
+ */
+export const SPARSE_INDEX =
+  `CREATE INDEX IF NOT EXISTS session_events_sparse_v1 ON {s}.session_events (session_id, seq, type) WHERE ${SPARSE_TYPES_SQL}`;
+
+/**
+ * The range read of schema `s` (quoted), taking `($1 session, $2 from, $3 to, $4 limit)` and, with `types`, `$5` the
+ * types as an array. A list of sparse types alone carries {@linkcode SPARSE_INDEX}'s condition verbatim, which is
+ * what lets the planner prove the partial index applies.
+ */
+export function rangeQuery(s: string, types: readonly string[] | undefined): string {
+  const typed = types === undefined
+    ? ""
+    : `${allSparse(types) ? ` AND ${SPARSE_TYPES_SQL}` : ""} AND type = ANY($5)`;
+  return `SELECT seq, id, at, type, parent_id, payload::text FROM ${s}.session_events ` +
+    `WHERE session_id = $1 AND seq >= $2 AND seq <= $3${typed} ORDER BY seq LIMIT $4`;
+}
+
 /** The schema version this code writes and reads. */
 export const SCHEMA_VERSION: number = MIGRATIONS.length;
 
@@ -57,8 +80,8 @@ export function quoted(schema: string): string {
 }
 
 /**
- * Creates the schema or upgrades it to {@linkcode SCHEMA_VERSION}, under a transaction-scoped advisory lock so that
- * nodes booting together migrate once. Returns the version found before migrating (0 for a new schema).
+ * Creates the schema or upgrades it to {@linkcode SCHEMA_VERSION}, and creates {@linkcode SPARSE_INDEX} when
+ * missing, under a transaction-scoped advisory lock so that nodes booting together migrate once. Returns the version found before migrating (0 for a new schema).
  *
  * @throws {TerretError} `StoreSchemaNewer` when the stored version is newer than this code's
  */
@@ -84,6 +107,7 @@ export async function migrate(sql: Sql, schema: string, where: string): Promise<
     for (let version = found; version < SCHEMA_VERSION; version++) {
       await tx.unsafe(MIGRATIONS[version]!.replaceAll("{s}", s));
     }
+    await tx.unsafe(SPARSE_INDEX.replaceAll("{s}", s));
     if (found !== SCHEMA_VERSION) {
       await tx.unsafe(
         `INSERT INTO ${s}.terret_schema (version) VALUES ($1) ON CONFLICT (one) DO UPDATE SET version = $1`,

@@ -30,7 +30,7 @@ import type {
   StoreStats,
 } from "../sessions/store.ts";
 import { AsyncGroupCommit, type Outcome } from "./_async_group.ts";
-import { migrate, quoted, redactUrl, SCHEMA_NAME } from "./_schema.ts";
+import { migrate, quoted, rangeQuery, redactUrl, SCHEMA_NAME } from "./_schema.ts";
 import { headOf } from "./_write_statements.ts";
 import { RemoteHeads } from "./_remote_heads.ts";
 import { type Lease, PostgresLeases } from "./leases.ts";
@@ -266,6 +266,7 @@ export class PostgresSessionStore implements SessionStore {
   async read(sessionId: string, options: StoreReadOptions = {}): Promise<SessionEvent[]> {
     const { from, to, limit } = readBounds(options);
     const types = options.types;
+    const query = rangeQuery(this.#s, types);
     const out: SessionEvent[] = [];
     let next = from;
     for (;;) {
@@ -273,10 +274,7 @@ export class PostgresSessionStore implements SessionStore {
       checkSignal(options.signal);
       const want = Math.min(READ_PAGE, limit - out.length);
       const rows = await this.#query<Row>(
-        `SELECT seq, id, at, type, parent_id, payload::text FROM ${this.#s}.session_events ` +
-          `WHERE session_id = $1 AND seq >= $2 AND seq <= $3${
-            types === undefined ? "" : " AND type = ANY($5)"
-          } ORDER BY seq LIMIT $4`,
+        query,
         types === undefined ? [sessionId, next, to, want] : [sessionId, next, to, want, types],
         `read session "${sessionId}"`,
       );

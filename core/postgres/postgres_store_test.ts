@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import { TerretError } from "../errors.ts";
 import { PostgresSessionStore } from "./postgres_store.ts";
-import { MIGRATIONS, SCHEMA_VERSION } from "./_schema.ts";
+import { MIGRATIONS, quoted, rangeQuery, SCHEMA_VERSION } from "./_schema.ts";
 import { runSessionStoreConformance } from "../../tests/conformance/session_store.ts";
 import { postgresLane } from "../../tests/postgres/cluster.ts";
 import { stablePort } from "../../tests/ports.ts";
@@ -70,6 +70,52 @@ test("three nodes opening a new schema at once create it once, at the current ve
     );
   } finally {
     await sql.unsafe("DROP SCHEMA migrated CASCADE");
+    await sql.end();
+  }
+});
+
+test("the sparse types' index: created at open (an existing schema included, its version unchanged) and what a typed read of sparse types alone is planned through", async () => {
+  const sql = postgres(url, { onnotice: () => {} });
+  const indexed = async () =>
+    (await sql.unsafe(
+      "SELECT count(*)::int AS n FROM pg_indexes WHERE schemaname = 'sparse' AND indexname = 'session_events_sparse_v1'",
+    ))[0]!.n;
+  try {
+    await (await PostgresSessionStore.open({ url, schema: "sparse" })).close();
+    assert.equal(await indexed(), 1);
+    await sql.unsafe("DROP INDEX sparse.session_events_sparse_v1");
+    const store = await PostgresSessionStore.open({ url, schema: "sparse" });
+    assert.equal(await indexed(), 1);
+    assert.deepStrictEqual(
+      [...await sql.unsafe("SELECT version FROM sparse.terret_schema").values()],
+      [[SCHEMA_VERSION]],
+    );
+    await store.close();
+    // The store's own query text, planned as a prepared statement (the store's way) in its generic plan (what a
+    // statement executed often settles on: the types unknown when planned), with sequential scans off so the
+    // planner's choice between indexes shows on a small table.
+    const plan = async (types: string[]): Promise<string> =>
+      await sql.begin(async (tx) => {
+        await tx.unsafe("SET LOCAL enable_seqscan = off");
+        await tx.unsafe("SET LOCAL plan_cache_mode = force_generic_plan");
+        await tx.unsafe(
+          `PREPARE typed (text, bigint, bigint, bigint, text[]) AS ${
+            rangeQuery(quoted("sparse"), types)
+          }`,
+        );
+        const list = types.map((type) => `'${type}'`).join(", ");
+        const rows = await tx.unsafe(`EXPLAIN EXECUTE typed('s', 1, 100, 10, ARRAY[${list}])`);
+        await tx.unsafe("DEALLOCATE typed");
+        return rows.map((row) => row["QUERY PLAN"] as string).join("\n");
+      });
+    assert.match(await plan(["job/started", "job/ended"]), /session_events_sparse_v1/);
+    assert.match(await plan(["user/message"]), /session_events_sparse_v1/);
+    assert.doesNotMatch(
+      await plan(["user/message", "assistant/chunk"]),
+      /session_events_sparse_v1/,
+    );
+  } finally {
+    await sql.unsafe("DROP SCHEMA IF EXISTS sparse CASCADE");
     await sql.end();
   }
 });

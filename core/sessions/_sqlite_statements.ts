@@ -6,6 +6,7 @@
  */
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import type { SessionEvent } from "./envelope.ts";
+import { allSparse, SPARSE_TYPES_SQL } from "./_sparse_types.ts";
 
 /** The one table: events by `(session_id, seq)`, the payload as its JSON text. */
 export const SCHEMA = `
@@ -19,6 +20,18 @@ CREATE TABLE IF NOT EXISTS session_events (
   payload TEXT NOT NULL,
   UNIQUE (session_id, seq)
 );`;
+
+/** The name of {@linkcode SPARSE_INDEX}: a new list of sparse types takes a new name. */
+const SPARSE_INDEX_NAME = "session_events_sparse_v1";
+
+/**
+ * The partial index of the sparse event types (`_sparse_types.ts`), by `(session_id, seq, type)`: a typed read of
+ * those types alone walks the session's sparse entries in seq order, checking each type in the index, instead of
+ * scanning every event of the session; only the matches are read from the table. SQLite keeps it on every insert, whoever writes the
+ * file. Creating it on a store written before it existed reads every event once, at that open.
+ */
+export const SPARSE_INDEX =
+  `CREATE INDEX IF NOT EXISTS ${SPARSE_INDEX_NAME} ON session_events (session_id, seq, type) WHERE ${SPARSE_TYPES_SQL}`;
 
 const COLUMNS = "seq, id, at, type, parent_id, payload";
 /**
@@ -56,6 +69,10 @@ export class SqliteStatements {
   readonly #rangeTyped: StatementSync;
   /** Typed range reads by type count (index 1 to {@linkcode TYPED_LISTS}): the types bound as plain parameters. */
   readonly #rangeTypedLists: (StatementSync | undefined)[] = [];
+  /** The same for sparse types only, through {@linkcode SPARSE_INDEX}. */
+  readonly #rangeSparseLists: (StatementSync | undefined)[] = [];
+  /** Whether the file has {@linkcode SPARSE_INDEX} (a store that could not create it reads sparse types by scan). */
+  readonly #sparseIndexed: boolean;
   /** {@linkcode JsonRow}s of `(session, from, limit)`. */
   readonly rangeJson: StatementSync;
   /** `{ session_id }` objects: every session, ascending. */
@@ -67,6 +84,9 @@ export class SqliteStatements {
 
   constructor(db: DatabaseSync) {
     this.#db = db;
+    this.#sparseIndexed =
+      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?")
+        .get(SPARSE_INDEX_NAME) !== undefined;
     this.insertOne = db.prepare(
       `INSERT INTO session_events (session_id, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     );
@@ -95,24 +115,32 @@ export class SqliteStatements {
   /**
    * The typed range read for `types`, taking `(session, from, to, ...values, limit)`: the list bound as plain
    * parameters (`type IN (?, …)`, prepared once per count), which SQLite checks per row faster than a `json_each`
-   * subquery; past {@linkcode TYPED_LISTS} types, the list goes in as one JSON parameter.
+   * subquery; past {@linkcode TYPED_LISTS} types, the list goes in as one JSON parameter. `sparse` is true when
+   * every type is a sparse one and the file has the index: the statement then carries {@linkcode SPARSE_INDEX}'s condition verbatim, so SQLite
+   * seeks the matches through that index and the read costs what it returns, not the seqs it spans.
    */
-  typedRange(types: readonly string[]): { statement: StatementSync; values: readonly string[] } {
+  typedRange(
+    types: readonly string[],
+  ): { statement: StatementSync; values: readonly string[]; sparse: boolean } {
     const count = types.length;
     if (count < 1 || count > TYPED_LISTS) {
-      return { statement: this.#rangeTyped, values: [JSON.stringify(types)] };
+      return { statement: this.#rangeTyped, values: [JSON.stringify(types)], sparse: false };
     }
-    let statement = this.#rangeTypedLists[count];
+    const sparse = this.#sparseIndexed && allSparse(types);
+    const cache = sparse ? this.#rangeSparseLists : this.#rangeTypedLists;
+    let statement = cache[count];
     if (statement === undefined) {
       statement = this.#db.prepare(
-        `SELECT ${COLUMNS} FROM session_events WHERE session_id = ? AND seq >= ? AND seq <= ? AND type IN (${
+        `SELECT ${COLUMNS} FROM session_events WHERE session_id = ? AND seq >= ? AND seq <= ?${
+          sparse ? ` AND ${SPARSE_TYPES_SQL}` : ""
+        } AND type IN (${
           Array.from({ length: count }, () => "?").join(", ")
         }) ORDER BY seq LIMIT ?`,
       );
       returnArrays(statement);
-      this.#rangeTypedLists[count] = statement;
+      cache[count] = statement;
     }
-    return { statement, values: types };
+    return { statement, values: types, sparse };
   }
 
   /**

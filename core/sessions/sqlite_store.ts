@@ -14,7 +14,13 @@ import { closeSync, mkdirSync, openSync } from "node:fs";
 import { envelopeOf, type EventDraft, type SessionEvent } from "./envelope.ts";
 import { GroupCommit, type Settled } from "./_group_commit.ts";
 import { DataVersionPoll } from "./_data_version_poll.ts";
-import { type JsonRow, type Row, SCHEMA, SqliteStatements } from "./_sqlite_statements.ts";
+import {
+  type JsonRow,
+  type Row,
+  SCHEMA,
+  SPARSE_INDEX,
+  SqliteStatements,
+} from "./_sqlite_statements.ts";
 import {
   checkImport,
   checkSignal,
@@ -58,7 +64,8 @@ export interface SqliteStoreOptions {
   readonly walAutocheckpointPages?: number;
   /**
    * Rows fetched per synchronous query when reading (default 1000; the loop runs between pages). A typed read scans
-   * at most four pages of seqs per query, however few of them match.
+   * at most four pages of seqs per query, however few of them match, unless it names sparse types alone: those are
+   * sought through their index.
    */
   readonly readPageSize?: number;
   /**
@@ -167,6 +174,7 @@ export class SqliteSessionStore implements SessionStore {
       );
       db.exec("PRAGMA journal_size_limit = 67108864");
       db.exec(SCHEMA);
+      createSparseIndex(db, path, options.logger);
       return new SqliteSessionStore(path, db, options);
     } catch (error) {
       throw failed(`open the SQLite session store "${path}"`, error);
@@ -223,7 +231,10 @@ export class SqliteSessionStore implements SessionStore {
       if (this.#closing !== undefined) throw storeClosed(this.kind);
       checkSignal(options.signal);
       const want = Math.min(this.#page, limit - out.length);
-      const window = Math.min(last, next + this.#page * TYPED_SCAN_PAGES - 1);
+      // A sparse read seeks its matches through the index: no window to bound.
+      const window = typed?.sparse === true
+        ? last
+        : Math.min(last, next + this.#page * TYPED_SCAN_PAGES - 1);
       const rows = (typed === undefined
         ? this.#sql.range.all(sessionId, next, to, want)
         : typed.statement.all(sessionId, next, window, ...typed.values, want)) as unknown as Row[];
@@ -473,4 +484,21 @@ export class SqliteSessionStore implements SessionStore {
 function failed(action: string, error: unknown): TerretError {
   const message = error instanceof Error ? error.message : String(error);
   return new TerretError("StoreFailed", `Cannot ${action}: ${message}`, { cause: error });
+}
+
+/**
+ * Creates the sparse types' index (`SPARSE_INDEX`) when the file lacks it. Without it every read is still right, and
+ * a typed read of sparse types scans the session as any other typed read does, so a store that cannot take the
+ * index (a file it may not write, a writer holding the lock past the busy timeout) opens anyway, and says so.
+ */
+function createSparseIndex(db: DatabaseSync, path: string, logger: Logger | undefined): void {
+  try {
+    db.exec(SPARSE_INDEX);
+  } catch (error) {
+    logger?.log(
+      "warn",
+      `The SQLite session store "${path}" has no index of its sparse event types: typed reads of them scan each session`,
+      { error },
+    );
+  }
 }

@@ -237,6 +237,73 @@ export function runSessionStoreConformance(
     });
   });
 
+  test("typed reads of sparse types, of other types and of a mix equal a filtered full read, in every range", async (log) => {
+    // The sparse types (input, title, compaction, policy, message and steer events, among others) may be served from
+    // an index of their own; every other list is filtered from the session's events. Both must give the same answer.
+    const kinds: { type: string; payload: unknown }[] = [
+      { type: "session/compacted", payload: { summary: "so far" } },
+      chunk("a"),
+      { type: "user/message", payload: { content: "go" } },
+      { type: "input/queued", payload: { kind: "message", content: "go", wake: true } },
+      { type: "tool/call", payload: { id: "c", name: "Read", args: {} } },
+      { type: "context/injected", payload: { content: "steer" } },
+      { type: "session/titled", payload: { title: "T" } },
+      chunk("b"),
+      { type: "policy/updated", payload: { allow: ["Read"] } },
+      { type: "step/start", payload: {} },
+      { type: "turn/end", payload: { status: "completed" } },
+    ];
+    for (const [session, phase] of [["p", 0], ["q", 5]] as const) {
+      await log.create({ session_id: session });
+      for (let i = 0; i < 70; i++) {
+        await log.append(session, kinds[(i * 7 + phase) % kinds.length]!);
+      }
+    }
+    const lists = [
+      ["session/compacted"],
+      ["session/compacted", "job/ended"],
+      ["user/message", "context/injected"],
+      ["input/queued", "session/titled", "policy/updated"],
+      ["user/message", "assistant/chunk"],
+      ["step/start"],
+      ["tool/call", "turn/end"],
+      ["session/created"],
+      ["nothing/here"],
+    ];
+    const ranges = [
+      {},
+      { from_seq: 9 },
+      { to_seq: 40 },
+      { from_seq: 10, to_seq: 55, limit: 4 },
+      {
+        limit: 1,
+      },
+      { from_seq: 71 },
+      { from_seq: 72 },
+    ];
+    for (const session of ["p", "q"]) {
+      const full = await log.read(session);
+      assert.equal(full.length, 71);
+      for (const types of lists) {
+        for (const range of ranges) {
+          const { from_seq = 1, to_seq = Infinity, limit = Infinity } = range as {
+            from_seq?: number;
+            to_seq?: number;
+            limit?: number;
+          };
+          const expected = full.filter((event) =>
+            types.includes(event.type) && event.seq >= from_seq && event.seq <= to_seq
+          ).slice(0, limit);
+          assert.deepStrictEqual(
+            await log.read(session, { ...range, types }),
+            expected,
+            `${session} ${types.join("+")} ${JSON.stringify(range)}`,
+          );
+        }
+      }
+    }
+  });
+
   test("stream from an arbitrary seq yields exactly the events of a live tail from that point", async (log) => {
     await log.create({ session_id: "s" });
     for (let i = 0; i < 9; i++) await log.append("s", chunk(`before ${i}`));

@@ -1,0 +1,163 @@
+// deno-lint-ignore-file no-console
+/**
+ * `trt serve` start-up on a Terret home whose SQLite store holds a long history, against the same start on an empty
+ * home (the baseline: the same boot with nothing to sweep). At start the approvals row, the agents row (queued
+ * input) and the jobs row (lost jobs) each read every session by type; the store's index of sparse types is what
+ * keeps that from costing every stored event. The history: `--sessions` sessions (default 1,000) of `--events`
+ * events each (default 2,000), in turns of a user message, a tool call and its result (4 KiB of output each 11
+ * events), with no approvals, jobs or queued input, so every sweep finds nothing: the cost measured is the search.
+ *
+ * Each round starts `trt serve --home <home>` (sandbox-none, the socket on a free port) for each home, the order
+ * rotated, and times it from spawn to the "running until" line. The first start on the history home is timed
+ * apart: it creates the index when the store lacks it (a store written before the index existed). Prints medians
+ * and the median of per-round ratios.
+ *
+ * Run: deno run -A bench/boot_sweeps.ts [--quick] [--sessions=N] [--events=N]
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { DatabaseSync } from "node:sqlite";
+import { type SessionEvent, SqliteSessionStore } from "@terret/core/sessions";
+
+const quick = Deno.args.includes("--quick");
+const arg = (name: string, fallback: number): number =>
+  Number(Deno.args.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback);
+const SESSIONS = arg("sessions", quick ? 200 : 1000);
+const EVENTS = arg("events", quick ? 1000 : 2000);
+const ROUNDS = quick ? 3 : 7;
+const MAIN = fileURLToPath(new URL("../interfaces/cli/main.ts", import.meta.url));
+const TOKEN = "bench-token-0123456789abcdef";
+
+const root = await Deno.makeTempDir({ prefix: "terret-bench-boot-" });
+const patch = `${root}/patch.yml`;
+await Deno.writeTextFile(
+  patch,
+  [
+    "rows:",
+    "  - id: sandbox",
+    "    plugin: sandbox-none",
+    "    config: { acknowledge_unsandboxed: true }",
+    "  - id: interfaces.ws",
+    "    config: { port: 0, token_env: TERRET_TOKEN }",
+    "",
+  ].join("\n"),
+);
+
+/** One session of `EVENTS` events in turns. */
+function session(id: string): SessionEvent[] {
+  const events: SessionEvent[] = [];
+  const at = new Date(0).toISOString();
+  const push = (type: string, payload: unknown): void => {
+    events.push({
+      id: crypto.randomUUID(),
+      session_id: id,
+      seq: events.length + 1,
+      at,
+      type,
+      payload,
+      parent_id: null,
+    });
+  };
+  push("session/created", { meta: { agent_id: id } });
+  for (let turn = 0; events.length < EVENTS - 11; turn++) {
+    const call = `call_${turn}`;
+    push("turn/start", { agent_id: id });
+    push("step/start", { step: 1 });
+    push("user/message", { content: `Turn ${turn}: go on with the work` });
+    push("assistant/message", { parts: [{ type: "tool_call", id: call, name: "Read", args: {} }] });
+    push("tool/call", { id: call, name: "Read", args: { file_path: "/work/src/main.ts" } });
+    push("tool/result", { id: call, name: "Read", content: "x".repeat(4096), is_error: false });
+    push("step/end", {
+      step: 1,
+      usage: { input_tokens: 10, output_tokens: 5 },
+      finish_reason: "tool_calls",
+    });
+    push("step/start", { step: 2 });
+    push("assistant/message", { parts: [{ type: "text", text: "Done." }] });
+    push("step/end", {
+      step: 2,
+      usage: { input_tokens: 10, output_tokens: 5 },
+      finish_reason: "stop",
+    });
+    push("turn/end", { status: "completed" });
+  }
+  return events;
+}
+
+/** Milliseconds from spawning `trt serve` on `home` to its "running until" line. */
+async function boot(home: string): Promise<number> {
+  const started = performance.now();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, "serve", "--home", home, "--patch", patch],
+    env: { TERRET_TOKEN: TOKEN, OPENROUTER_API_KEY: "sk-bench" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const decoder = new TextDecoder();
+  let seen = "";
+  const watch = async (stream: ReadableStream<Uint8Array>): Promise<boolean> => {
+    for await (const chunk of stream) {
+      seen += decoder.decode(chunk, { stream: true });
+      if (seen.includes("running until")) return true;
+    }
+    return false;
+  };
+  const running = await Promise.race([watch(child.stdout), watch(child.stderr)]);
+  const elapsed = performance.now() - started;
+  try {
+    child.kill("SIGTERM");
+  } catch {
+    // already ended
+  }
+  await child.status;
+  if (!running) throw new Error(`trt serve did not start on ${home}:\n${seen.slice(-2000)}`);
+  return elapsed;
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+};
+
+try {
+  const empty = `${root}/empty`;
+  const history = `${root}/history`;
+  await Deno.mkdir(empty);
+  const path = `${history}/sessions/terret.db`;
+  const store = SqliteSessionStore.open({ path });
+  for (let i = 0; i < SESSIONS; i++) await store.importSession(session(`agent-${i}`));
+  await store.close();
+  // A store written before the index existed: the first start creates it.
+  const raw = new DatabaseSync(path);
+  raw.exec("DROP INDEX IF EXISTS session_events_sparse_v1");
+  raw.close();
+  await boot(empty); // warms the module cache
+  const first = await boot(history);
+  const times: Record<string, number[]> = { empty: [], history: [] };
+  const ratios: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? ["empty", "history"] : ["history", "empty"];
+    const now: Record<string, number> = {};
+    for (const name of order) {
+      now[name] = await boot(name === "empty" ? empty : history);
+      times[name]!.push(now[name]!);
+    }
+    ratios.push(now.history! / now.empty!);
+  }
+  const events = (SESSIONS * EVENTS).toLocaleString("en-US");
+  console.log(
+    `trt serve to "running", ${ROUNDS} rounds (medians), history: ${SESSIONS} sessions, ${events} events`,
+  );
+  console.log(`  empty home (baseline)            ${median(times.empty!).toFixed(0)} ms`);
+  console.log(
+    `  history home                     ${median(times.history!).toFixed(0)} ms = ${
+      median(ratios).toFixed(2)
+    }x the empty home`,
+  );
+  console.log(
+    `  history home, first start        ${first.toFixed(0)} ms (creates the sparse index)`,
+  );
+} finally {
+  await Deno.remove(root, { recursive: true });
+}

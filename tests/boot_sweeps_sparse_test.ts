@@ -1,0 +1,168 @@
+/**
+ * The boot sweeps read each session by sparse types only (the stores index them), so a host's start costs the
+ * sweeps' matches and not every event it ever stored. A session that has asked for approval is folded whole, and
+ * only that one.
+ */
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { type Context, createMemoryLogger, definePlugin } from "@terret/hames";
+import { ApprovalsKey, type ApprovalsService, type Sessions } from "@terret/core";
+import {
+  type SessionEvent,
+  SessionStoreKey,
+  SqliteSessionStore,
+  type StoreReadOptions,
+} from "@terret/core/sessions";
+import { createAgentStack, scriptedAdapter } from "@terret/core/testing";
+import { reportLostJobs } from "../exec/process/_lost_jobs.ts";
+import { allSparse } from "../core/sessions/_sparse_types.ts";
+
+/** One read the store served: the session and the options. */
+interface Read {
+  readonly session: string;
+  readonly options: StoreReadOptions;
+}
+
+/** A SQLite store row that records every read. */
+function recordingStore(path: string, reads: Read[]) {
+  return definePlugin({
+    name: "recording-sqlite-store",
+    description: "The SQLite store, recording the reads it serves",
+    provides: [SessionStoreKey],
+    config: z.object({}),
+    permissions: () => ({}),
+    apply(ctx: Context): void {
+      const store = SqliteSessionStore.open({ path });
+      ctx.effect(() => () => store.close(), "close the recording store");
+      ctx.provide(
+        SessionStoreKey,
+        new Proxy(store, {
+          get(target, key) {
+            if (key === "read") {
+              return (session: string, options: StoreReadOptions = {}) => {
+                reads.push({ session, options });
+                return target.read(session, options);
+              };
+            }
+            const value = Reflect.get(target, key, target);
+            return typeof value === "function" ? value.bind(target) : value;
+          },
+        }),
+      );
+    },
+  });
+}
+
+/** A session of three finished turns, each a user message, a tool call and its result. */
+function plainSession(id: string): SessionEvent[] {
+  const types: [string, unknown][] = [["session/created", { meta: { agent_id: id } }]];
+  for (let turn = 0; turn < 3; turn++) {
+    const call = `call_${turn}`;
+    types.push(
+      ["turn/start", { agent_id: id }],
+      ["step/start", { step: 1 }],
+      ["user/message", { content: `Turn ${turn}` }],
+      ["assistant/message", { parts: [{ type: "tool_call", id: call, name: "Read", args: {} }] }],
+      ["tool/call", { id: call, name: "Read", args: {} }],
+      ["tool/result", { id: call, name: "Read", content: "text", is_error: false }],
+      ["step/end", {
+        step: 1,
+        usage: { input_tokens: 1, output_tokens: 1 },
+        finish_reason: "stop",
+      }],
+      ["turn/end", { status: "completed" }],
+    );
+  }
+  return types.map(([type, payload], i) => ({
+    id: `${id}-${i + 1}`,
+    session_id: id,
+    seq: i + 1,
+    at: "2026-12-02T00:00:00.000Z",
+    type,
+    payload,
+    parent_id: null,
+  }));
+}
+
+Deno.test("boot sweeps: the approvals and queued-input sweeps read sessions that never asked by sparse types alone", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "terret-sweeps-" });
+  try {
+    const path = `${dir}/sessions.db`;
+    const seed = SqliteSessionStore.open({ path });
+    const ids = Array.from({ length: 12 }, (_, i) => `agent-${i}`);
+    for (const id of ids) await seed.importSession(plainSession(id));
+    // One session has a request open: the sweep folds this one whole.
+    const asked = plainSession("asked");
+    const at = asked.length;
+    asked.push(
+      {
+        ...asked[0]!,
+        id: "asked-req",
+        seq: at + 1,
+        type: "tool/call",
+        payload: { id: "call_x", name: "Bash", args: { command: "ls" } },
+      },
+      {
+        ...asked[0]!,
+        id: "asked-approval",
+        seq: at + 2,
+        type: "approval/requested",
+        payload: {
+          request_id: "r1",
+          call: { id: "call_x", name: "Bash", args: { command: "ls" } },
+        },
+      },
+    );
+    await seed.importSession(asked);
+    await seed.close();
+
+    const reads: Read[] = [];
+    const stack = await createAgentStack({
+      adapter: scriptedAdapter([]),
+      approvals: {},
+      store: { plugin: recordingStore(path, reads) },
+    });
+    try {
+      await stack.ctx.idle();
+      const approvals = stack.ctx.get(ApprovalsKey) as unknown as ApprovalsService;
+      assert.deepStrictEqual((await approvals.state("asked"))?.open, ["r1"]);
+      const swept = new Set(reads.map((read) => read.session));
+      for (const id of [...ids, "asked"]) assert.ok(swept.has(id), `the sweeps read ${id}`);
+      const wide = reads.filter((read) => {
+        const types = read.options.types;
+        if (types !== undefined) return !allSparse(types);
+        return (read.options.to_seq ?? Infinity) > 1; // seq 1 (session/created) is one row
+      });
+      assert.deepStrictEqual(
+        [...new Set(wide.map((read) => read.session))],
+        ["asked"],
+        `reads beyond the sparse types: ${JSON.stringify(wide)}`,
+      );
+    } finally {
+      await stack.dispose();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("boot sweeps: the lost-job sweep reads each session by sparse types alone", async () => {
+  const reads: Read[] = [];
+  const sessions = {
+    list: () => Promise.resolve(["a", "b", "c"]),
+    read: (session: string, options: StoreReadOptions = {}) => {
+      reads.push({ session, options });
+      return Promise.resolve([]);
+    },
+  } as unknown as Sessions;
+  const reported = await reportLostJobs({
+    sessions,
+    logger: createMemoryLogger(),
+    stopped: () => false,
+    live: () => false,
+    notify: () => Promise.resolve(),
+  });
+  assert.equal(reported, 0);
+  assert.deepStrictEqual(reads.map((read) => read.session), ["a", "b", "c"]);
+  for (const read of reads) assert.ok(allSparse(read.options.types ?? []), JSON.stringify(read));
+});
