@@ -83,6 +83,9 @@ export interface Jobs {
   prune(): Promise<number>;
 }
 
+/** The most job ids one start skips for output files left without their job in the log (see `#claimOutput`). */
+const MAX_ID_SKIPS = 100;
+
 /** The jobs service key (config row `jobs`). */
 export const JobsKey: ServiceKey<Jobs> = defineService<Jobs>(
   "jobs",
@@ -166,9 +169,9 @@ export class JobRegistry implements Jobs {
     if (cwd === undefined) {
       throw new TerretError("Denied", "Cannot start a job: no workspace directory is granted");
     }
-    const id = await this.#reserve(owner.session_id);
     const dir = this.dirOf(owner.agent_id);
     await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+    const { id, output } = await this.#claimOutput(owner.session_id, dir);
     const entry: Entry = {
       id,
       owner,
@@ -182,7 +185,7 @@ export class JobRegistry implements Jobs {
       ending: undefined,
       done: undefined,
     };
-    entry.output = await JobOutput.create(entry.output_path, this.#host.maxOutputBytes);
+    entry.output = output;
     try {
       this.#assertLive(command);
       entry.handle = await this.#host.subprocess.spawn(["bash", "-c", command], {
@@ -274,6 +277,22 @@ export class JobRegistry implements Jobs {
         "ServiceStopped",
         `Cannot start job ${JSON.stringify(command.slice(0, 80))}: the jobs service is stopped`,
       );
+    }
+  }
+
+  /**
+   * The next job id of the session and its output file, created new. An id's file can exist without its job in the
+   * log: a process that died after creating it and before `job/started` was durable (its job may even run on,
+   * orphaned, writing to it). That file is left as it is and the next id is taken.
+   */
+  async #claimOutput(sessionId: string, dir: string): Promise<{ id: string; output: JobOutput }> {
+    for (let attempt = 1;; attempt++) {
+      const id = await this.#reserve(sessionId);
+      try {
+        return { id, output: await JobOutput.create(`${dir}/${id}.log`, this.#host.maxOutputBytes) };
+      } catch (error) {
+        if (!(error instanceof Deno.errors.AlreadyExists) || attempt >= MAX_ID_SKIPS) throw error;
+      }
     }
   }
 

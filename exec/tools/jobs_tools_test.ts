@@ -115,6 +115,31 @@ Deno.test("Bash run_in_background: the answer comes at once, Read shows the outp
   assert.match(textOf(second), /^Command running in background with ID: 2\. /);
 });
 
+Deno.test("an output file left by a start that never reached the log keeps its bytes, and the job takes the next id", async () => {
+  await using w = await world();
+  // A process died after creating job 1's file and before its job/started was durable (the job may run on).
+  const dir = w.ctx.get(JobsKey).dirOf("agent-1");
+  await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(`${dir}/1.log`, "an orphan's output\n");
+  const started = await w.call("Bash", { command: "echo fresh", run_in_background: true });
+  assert.equal(started.is_error, false, textOf(started));
+  assert.match(
+    textOf(started),
+    new RegExp(
+      `^Command running in background with ID: 2\\. Output is being written to: ${dir}/2\\.log\\n`,
+    ),
+  );
+  await until("the job's end", () => w.ctx.get(JobsKey).get("agent-1", "2")?.status === "exited");
+  assert.equal(await Deno.readTextFile(`${dir}/1.log`), "an orphan's output\n");
+  assert.equal(await Deno.readTextFile(`${dir}/2.log`), "fresh\n");
+  assert.deepStrictEqual(
+    (await jobEvents(w)).filter((event) => event.type === "job/started").map((event) =>
+      (event.payload as { job_id: string }).job_id
+    ),
+    ["2"],
+  );
+});
+
 Deno.test("TaskStop kills a job and every grandchild it started, leaving no process behind", async () => {
   await using w = await world();
   // One grandchild ignores SIGTERM, so only the SIGKILL to the group ends it.
