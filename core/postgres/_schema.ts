@@ -81,7 +81,8 @@ export function quoted(schema: string): string {
 
 /**
  * Creates the schema or upgrades it to {@linkcode SCHEMA_VERSION}, and creates {@linkcode SPARSE_INDEX} when
- * missing, under a transaction-scoped advisory lock so that nodes booting together migrate once. Returns the version found before migrating (0 for a new schema).
+ * missing, under a transaction-scoped advisory lock so that nodes booting together migrate once. Returns the
+ * version found before migrating (0 for a new schema).
  *
  * @throws {TerretError} `StoreSchemaNewer` when the stored version is newer than this code's
  */

@@ -1,7 +1,7 @@
 /**
- * The sparse event types (internal to the stores): the few a session holds rarely, which Terret reads by type across every session (the boot
- * sweeps) or on each rehydration. A store may index them, so such a read costs the events it returns instead of
- * every event of the session.
+ * The sparse event types (internal to the stores): the few a session holds rarely, which Terret reads by type
+ * across every session (the boot sweeps) or on each rehydration. A store may index them, so such a read costs the
+ * events it returns instead of every event of the session.
  *
  * @module
  */

@@ -27,8 +27,8 @@ const SPARSE_INDEX_NAME = "session_events_sparse_v1";
 /**
  * The partial index of the sparse event types (`_sparse_types.ts`), by `(session_id, seq, type)`: a typed read of
  * those types alone walks the session's sparse entries in seq order, checking each type in the index, instead of
- * scanning every event of the session; only the matches are read from the table. SQLite keeps it on every insert, whoever writes the
- * file. Creating it on a store written before it existed reads every event once, at that open.
+ * scanning every event of the session; only the matches are read from the table. SQLite keeps it on every insert,
+ * whoever writes the file. Creating it on a store written before it existed reads every event once, at that open.
  */
 export const SPARSE_INDEX =
   `CREATE INDEX IF NOT EXISTS ${SPARSE_INDEX_NAME} ON session_events (session_id, seq, type) WHERE ${SPARSE_TYPES_SQL}`;
@@ -116,8 +116,9 @@ export class SqliteStatements {
    * The typed range read for `types`, taking `(session, from, to, ...values, limit)`: the list bound as plain
    * parameters (`type IN (?, …)`, prepared once per count), which SQLite checks per row faster than a `json_each`
    * subquery; past {@linkcode TYPED_LISTS} types, the list goes in as one JSON parameter. `sparse` is true when
-   * every type is a sparse one and the file has the index: the statement then carries {@linkcode SPARSE_INDEX}'s condition verbatim, so SQLite
-   * seeks the matches through that index and the read costs what it returns, not the seqs it spans.
+   * every type is a sparse one and the file has the index: the statement then carries {@linkcode SPARSE_INDEX}'s
+   * condition verbatim, so SQLite seeks the matches through that index and the read costs what it returns, not the
+   * seqs it spans.
    */
   typedRange(
     types: readonly string[],

@@ -5,6 +5,7 @@
  * outside the grant ends in the server's error, passed to the model as an `is_error` result.
  */
 import assert from "node:assert/strict";
+import { dirname } from "node:path";
 import {
   type Context,
   createContext,
@@ -376,7 +377,11 @@ Deno.test({
       .output();
     const { denoDir, npmCache } = JSON.parse(new TextDecoder().decode(info.stdout));
     // The npm cache may be a link out of DENO_DIR (tests/mcp/fresh_cache_test.ts makes one): grant where it leads.
-    const read = [...new Set([denoDir, await Deno.realPath(npmCache)])];
+    // Deno itself may live outside the system directories the sandbox binds (npx installs it under the home's npm
+    // cache): grant the directory it is in as well.
+    const read = [
+      ...new Set([denoDir, await Deno.realPath(npmCache), dirname(await Deno.realPath(DENO))]),
+    ];
     // The sandbox row runs programs unconfined: the row's own bubblewrap sandbox is all that confines the server,
     // which sees the Deno cache read-only and no network.
     await using b = await boot(() => ({
