@@ -289,7 +289,10 @@ export class JobRegistry implements Jobs {
     for (let attempt = 1;; attempt++) {
       const id = await this.#reserve(sessionId);
       try {
-        return { id, output: await JobOutput.create(`${dir}/${id}.log`, this.#host.maxOutputBytes) };
+        return {
+          id,
+          output: await JobOutput.create(`${dir}/${id}.log`, this.#host.maxOutputBytes),
+        };
       } catch (error) {
         if (!(error instanceof Deno.errors.AlreadyExists) || attempt >= MAX_ID_SKIPS) throw error;
       }
