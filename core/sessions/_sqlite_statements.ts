@@ -35,6 +35,14 @@ export const SPARSE_INDEX =
 
 const COLUMNS = "seq, id, at, type, parent_id, payload";
 /**
+ * A read's row limit, bound per query. With a bare `LIMIT ?` every execution costs about what preparing the
+ * statement costs, whatever the values bound (the limit is a parameter SQLite's planner watches, and `node:sqlite`
+ * binds every parameter on each call): measured on 10,000 sessions, a range read of ten rows took 18 µs against
+ * 12 µs with the limit cast, and a sparse typed read 38–56 µs against 5–6 µs. The cast hides the parameter from the
+ * planner; the reads are otherwise the same.
+ */
+const LIMIT = "LIMIT CAST(? AS INTEGER)";
+/**
  * Every session id, ascending, one index seek per session (a skip scan of the `(session_id, seq)` index): `SELECT
  * DISTINCT` would walk every event's index entry, which the boot-time sweeps pay once each on a large store.
  */
@@ -93,13 +101,13 @@ export class SqliteStatements {
     this.head = db.prepare("SELECT max(seq) AS head FROM session_events WHERE session_id = ?");
     const range =
       `SELECT ${COLUMNS} FROM session_events WHERE session_id = ? AND seq >= ? AND seq <= ?`;
-    this.range = db.prepare(`${range} ORDER BY seq LIMIT ?`);
+    this.range = db.prepare(`${range} ORDER BY seq ${LIMIT}`);
     this.#rangeTyped = db.prepare(
-      `${range} AND type IN (SELECT value FROM json_each(?)) ORDER BY seq LIMIT ?`,
+      `${range} AND type IN (SELECT value FROM json_each(?)) ORDER BY seq ${LIMIT}`,
     );
     this.rangeJson = db.prepare(
       `SELECT ${COLUMNS}, json_valid(payload) FROM session_events WHERE session_id = ? AND seq >= ? ` +
-        "ORDER BY seq LIMIT ?",
+        `ORDER BY seq ${LIMIT}`,
     );
     this.list = db.prepare(LIST_SESSIONS);
     this.begin = db.prepare("BEGIN IMMEDIATE");
@@ -136,7 +144,7 @@ export class SqliteStatements {
           sparse ? ` AND ${SPARSE_TYPES_SQL}` : ""
         } AND type IN (${
           Array.from({ length: count }, () => "?").join(", ")
-        }) ORDER BY seq LIMIT ?`,
+        }) ORDER BY seq ${LIMIT}`,
       );
       returnArrays(statement);
       cache[count] = statement;
