@@ -4,8 +4,9 @@
  * home (the baseline: the same boot with nothing to sweep). At start the approvals row, the agents row (queued
  * input) and the jobs row (lost jobs) each read every session by type; the store's index of sparse types is what
  * keeps that from costing every stored event. The history: `--sessions` sessions (default 1,000) of `--events`
- * events each (default 2,000), in turns of a user message, a tool call and its result (4 KiB of output each 11
- * events), with no approvals, jobs or queued input, so every sweep finds nothing: the cost measured is the search.
+ * events each (default 2,000), in turns of a message sent over the socket (its `input/queued`, then the claiming
+ * `user/message`), a tool call and its result (4 KiB of output each 12 events), with no approvals, no jobs and
+ * every queued message claimed, so every sweep finds nothing: the cost measured is the search.
  *
  * Each round starts `trt serve --home <home>` (sandbox-none, the socket on a free port) for each home, the order
  * rotated, and times it from spawn to the "running until" line. The first start on the history home is timed
@@ -60,11 +61,14 @@ function session(id: string): SessionEvent[] {
     });
   };
   push("session/created", { meta: { agent_id: id } });
-  for (let turn = 0; events.length < EVENTS - 11; turn++) {
+  for (let turn = 0; events.length < EVENTS - 12; turn++) {
     const call = `call_${turn}`;
     push("turn/start", { agent_id: id });
     push("step/start", { step: 1 });
-    push("user/message", { content: `Turn ${turn}: go on with the work` });
+    // A message over the socket: acknowledged durable first, then claimed by the turn's user/message.
+    const content = `Turn ${turn}: go on with the work`;
+    push("input/queued", { kind: "message", content, wake: true });
+    push("user/message", { content, queued_seq: events.length });
     push("assistant/message", { parts: [{ type: "tool_call", id: call, name: "Read", args: {} }] });
     push("tool/call", { id: call, name: "Read", args: { file_path: "/work/src/main.ts" } });
     push("tool/result", { id: call, name: "Read", content: "x".repeat(4096), is_error: false });

@@ -455,4 +455,91 @@ console.log(
   }x raw time, ${ratio(pagedWorst("jsonl"), pagedWorst("rawFile")).toFixed(3)}x raw stall`,
 );
 
+// 6. What the index of sparse types costs appends: the store appending three-step turns as the loop writes them (seven
+// transactions a turn, its input/queued and user/message sparse), against the same store on a file without the index
+// (dropped after open: the store keeps using it as it would any file). Each round appends TURNS fresh turns per case.
+const TURNS = quick ? 100 : 300;
+const TURN_GROUPS: readonly (readonly [string, unknown][])[] = [
+  [["input/queued", { kind: "message", content: "Do the work", wake: true }]],
+  [["turn/start", {}], ["step/start", { step: 1 }], ["user/message", {
+    content: "Do the work",
+    queued_seq: 1,
+  }]],
+  [["assistant/message", { parts: [{ type: "tool_call", id: "c1", name: "work", args: {} }] }], [
+    "tool/call",
+    { id: "c1", name: "work", args: {} },
+  ]],
+  [["tool/result", { id: "c1", name: "work", content: "step 1 done", is_error: false }], [
+    "step/end",
+    { step: 1 },
+  ], ["step/start", { step: 2 }]],
+  [["assistant/message", { parts: [{ type: "tool_call", id: "c2", name: "work", args: {} }] }], [
+    "tool/call",
+    { id: "c2", name: "work", args: {} },
+  ]],
+  [["tool/result", { id: "c2", name: "work", content: "step 2 done", is_error: false }], [
+    "step/end",
+    { step: 2 },
+  ], ["step/start", { step: 3 }]],
+  [
+    ["assistant/chunk", chunkPayload],
+    ["assistant/message", {
+      parts: [{ type: "text", text: "All done." }],
+    }],
+    ["step/end", { step: 3 }],
+    ["turn/end", { status: "completed" }],
+  ],
+];
+const indexedPath = fresh("indexed.db");
+const plainPath = fresh("plain.db");
+const indexed = SqliteSessionStore.open({ path: indexedPath });
+const plain = SqliteSessionStore.open({ path: plainPath });
+{
+  const raw = new DatabaseSync(plainPath);
+  raw.exec("DROP INDEX session_events_sparse_v1");
+  raw.close();
+}
+let turnRound = 0;
+async function appendTurns(store: SqliteSessionStore): Promise<number> {
+  const round = turnRound++;
+  const started = performance.now();
+  for (let i = 0; i < TURNS; i++) {
+    const session = `t${round}-${i}`;
+    for (const group of TURN_GROUPS) {
+      await Promise.all(group.map(([type, payload]) =>
+        store.append({
+          id: crypto.randomUUID(),
+          session_id: session,
+          at: new Date(0).toISOString(),
+          type,
+          payload,
+          payload_json: JSON.stringify(payload),
+          parent_id: null,
+          expect: type === "input/queued" ? "new" : "existing",
+        })
+      ));
+    }
+  }
+  return (performance.now() - started) * 1000 / TURNS;
+}
+const turnCost = await paired<number>({
+  plain: () => appendTurns(plain),
+  indexed: () => appendTurns(indexed),
+});
+await indexed.close();
+await plain.close();
+console.log(
+  `\n6. appending three-step turns (seven transactions, two sparse events each), ${TURNS} a round`,
+);
+console.log(
+  `   without the sparse index              ${
+    median(turnCost.plain!).toFixed(0).padStart(8)
+  } µs a turn`,
+);
+console.log(
+  `   with it (the default)                 ${
+    median(turnCost.indexed!).toFixed(0).padStart(8)
+  } µs a turn   = ${ratio(turnCost.indexed!, turnCost.plain!).toFixed(3)}x`,
+);
+
 await Deno.remove(dir, { recursive: true });
