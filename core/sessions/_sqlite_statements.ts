@@ -33,6 +33,12 @@ const SPARSE_INDEX_NAME = "session_events_sparse_v1";
 export const SPARSE_INDEX =
   `CREATE INDEX IF NOT EXISTS ${SPARSE_INDEX_NAME} ON session_events (session_id, seq, type) WHERE ${SPARSE_TYPES_SQL}`;
 
+/** True when the file has {@linkcode SPARSE_INDEX}. */
+export function hasSparseIndex(db: DatabaseSync): boolean {
+  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?")
+    .get(SPARSE_INDEX_NAME) !== undefined;
+}
+
 const COLUMNS = "seq, id, at, type, parent_id, payload";
 /**
  * A read's row limit, bound per query. With a bare `LIMIT ?` every execution costs about what preparing the
@@ -92,9 +98,7 @@ export class SqliteStatements {
 
   constructor(db: DatabaseSync) {
     this.#db = db;
-    this.#sparseIndexed =
-      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?")
-        .get(SPARSE_INDEX_NAME) !== undefined;
+    this.#sparseIndexed = hasSparseIndex(db);
     this.insertOne = db.prepare(
       `INSERT INTO session_events (session_id, ${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     );

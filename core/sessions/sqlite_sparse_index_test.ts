@@ -97,9 +97,15 @@ Deno.test("sqlite sparse index: a store written before the index gets it at open
     raw.exec(`DROP INDEX ${INDEX}`);
     raw.close();
     assert.equal(hasIndex(path), false);
-    const store = SqliteSessionStore.open({ path });
+    const logger = createMemoryLogger();
+    const store = SqliteSessionStore.open({ path, logger });
     try {
       assert.equal(hasIndex(path), true);
+      // Said once, at the open that builds it; a new store gets it silently (below).
+      assert.deepStrictEqual(logger.records.map((record) => [record.level, record.message]), [[
+        "info",
+        `Indexed the sparse event types of the SQLite session store "${path}" (once: every stored event was read)`,
+      ]]);
       const seqs = async (types: string[]) =>
         (await store.read("s", { types })).map((event) => event.seq);
       assert.deepStrictEqual(await seqs(["session/titled"]), [25]);
@@ -128,6 +134,11 @@ Deno.test("sqlite sparse index: a store written before the index gets it at open
     } finally {
       await store.close();
     }
+    const quiet = createMemoryLogger();
+    await SqliteSessionStore.open({ path: `${dir}/new.db`, logger: quiet }).close();
+    await SqliteSessionStore.open({ path, logger: quiet }).close();
+    assert.equal(hasIndex(`${dir}/new.db`), true);
+    assert.deepStrictEqual(quiet.records, []);
   });
 });
 
