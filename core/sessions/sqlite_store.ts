@@ -226,13 +226,15 @@ export class SqliteSessionStore implements SessionStore {
     const out: SessionEvent[] = [];
     let next = from;
     // A typed query scans a bounded window of seqs: a rare type in a long session would otherwise be one synchronous
-    // scan of the whole session, blocking the event loop throughout (the page bounds matches, not rows scanned).
-    const last = types === undefined ? to : Math.min(to, this.#headOf(sessionId));
+    // scan of the whole session, blocking the event loop throughout (the page bounds matches, not rows scanned). A
+    // sparse read seeks its matches through the index: it needs neither windows nor the head that ends them.
+    const last = types === undefined || typed?.sparse === true
+      ? to
+      : Math.min(to, this.#headOf(sessionId));
     for (;;) {
       if (this.#closing !== undefined) throw storeClosed(this.kind);
       checkSignal(options.signal);
       const want = Math.min(this.#page, limit - out.length);
-      // A sparse read seeks its matches through the index: no window to bound.
       const window = typed?.sparse === true
         ? last
         : Math.min(last, next + this.#page * TYPED_SCAN_PAGES - 1);
