@@ -108,7 +108,11 @@ export async function migrate(sql: Sql, schema: string, where: string): Promise<
     for (let version = found; version < SCHEMA_VERSION; version++) {
       await tx.unsafe(MIGRATIONS[version]!.replaceAll("{s}", s));
     }
-    await tx.unsafe(SPARSE_INDEX.replaceAll("{s}", s));
+    // Looked up first: CREATE INDEX takes a lock that holds appends back even when the index exists.
+    const indexed = await tx.unsafe("SELECT to_regclass($1) IS NOT NULL AS found", [
+      `${s}.session_events_sparse_v1`,
+    ]);
+    if (indexed[0]?.found !== true) await tx.unsafe(SPARSE_INDEX.replaceAll("{s}", s));
     if (found !== SCHEMA_VERSION) {
       await tx.unsafe(
         `INSERT INTO ${s}.terret_schema (version) VALUES ($1) ON CONFLICT (one) DO UPDATE SET version = $1`,
