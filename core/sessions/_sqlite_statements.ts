@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { Logger } from "@terret/hames";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import type { SessionEvent } from "./envelope.ts";
 import { allSparse, SPARSE_TYPES_SQL } from "./_sparse_types.ts";
@@ -37,6 +38,41 @@ export const SPARSE_INDEX =
 export function hasSparseIndex(db: DatabaseSync): boolean {
   return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?")
     .get(SPARSE_INDEX_NAME) !== undefined;
+}
+
+/**
+ * Creates {@linkcode SPARSE_INDEX} when the file lacks it, and logs (`info`) how long it took on a store that held
+ * events. Without the index every read is still right, and a typed read of sparse types scans the session as any
+ * other typed read does, so a store that cannot take it (a file it may not write, a writer holding the lock past the
+ * busy timeout) opens anyway, and says so (`warn`).
+ */
+export function ensureSparseIndex(
+  db: DatabaseSync,
+  path: string,
+  logger: Logger | undefined,
+): void {
+  if (hasSparseIndex(db)) return;
+  // Once per store written before the index: it reads every stored event, with the event loop blocked meanwhile.
+  const stored = db.prepare("SELECT EXISTS (SELECT 1 FROM session_events) AS stored").get() as {
+    stored: number;
+  };
+  const started = performance.now();
+  try {
+    db.exec(SPARSE_INDEX);
+    if (stored.stored === 1) {
+      logger?.log(
+        "info",
+        `Indexed the sparse event types of the SQLite session store "${path}" (once: every stored event was read)`,
+        { ms: Math.round(performance.now() - started) },
+      );
+    }
+  } catch (error) {
+    logger?.log(
+      "warn",
+      `The SQLite session store "${path}" has no index of its sparse event types: typed reads of them scan each session`,
+      { error },
+    );
+  }
 }
 
 const COLUMNS = "seq, id, at, type, parent_id, payload";

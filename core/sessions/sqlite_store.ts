@@ -15,11 +15,10 @@ import { envelopeOf, type EventDraft, type SessionEvent } from "./envelope.ts";
 import { GroupCommit, type Settled } from "./_group_commit.ts";
 import { DataVersionPoll } from "./_data_version_poll.ts";
 import {
-  hasSparseIndex,
+  ensureSparseIndex,
   type JsonRow,
   type Row,
   SCHEMA,
-  SPARSE_INDEX,
   SqliteStatements,
 } from "./_sqlite_statements.ts";
 import {
@@ -175,7 +174,7 @@ export class SqliteSessionStore implements SessionStore {
       );
       db.exec("PRAGMA journal_size_limit = 67108864");
       db.exec(SCHEMA);
-      createSparseIndex(db, path, options.logger);
+      ensureSparseIndex(db, path, options.logger);
       return new SqliteSessionStore(path, db, options);
     } catch (error) {
       throw failed(`open the SQLite session store "${path}"`, error);
@@ -487,34 +486,4 @@ export class SqliteSessionStore implements SessionStore {
 function failed(action: string, error: unknown): TerretError {
   const message = error instanceof Error ? error.message : String(error);
   return new TerretError("StoreFailed", `Cannot ${action}: ${message}`, { cause: error });
-}
-
-/**
- * Creates the sparse types' index (`SPARSE_INDEX`) when the file lacks it. Without it every read is still right, and
- * a typed read of sparse types scans the session as any other typed read does, so a store that cannot take the
- * index (a file it may not write, a writer holding the lock past the busy timeout) opens anyway, and says so.
- */
-function createSparseIndex(db: DatabaseSync, path: string, logger: Logger | undefined): void {
-  if (hasSparseIndex(db)) return;
-  // Once per store written before the index: it reads every stored event, with the event loop blocked meanwhile.
-  const stored = db.prepare("SELECT EXISTS (SELECT 1 FROM session_events) AS stored").get() as {
-    stored: number;
-  };
-  const started = performance.now();
-  try {
-    db.exec(SPARSE_INDEX);
-    if (stored.stored === 1) {
-      logger?.log(
-        "info",
-        `Indexed the sparse event types of the SQLite session store "${path}" (once: every stored event was read)`,
-        { ms: Math.round(performance.now() - started) },
-      );
-    }
-  } catch (error) {
-    logger?.log(
-      "warn",
-      `The SQLite session store "${path}" has no index of its sparse event types: typed reads of them scan each session`,
-      { error },
-    );
-  }
 }
