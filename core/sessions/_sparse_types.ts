@@ -19,7 +19,7 @@
  *   the allow list on rehydration, and the socket's agent directory.
  *
  * A typed read of these types alone is served from the index; a read naming any other type scans the session's
- * events in range as before. The list is part of the stores' schemas (the SQLite store's partial index, the
+ * events in range. The list is part of the stores' schemas (the SQLite store's partial index, the
  * PostgreSQL store's): change it only with a new index name.
  */
 export const SPARSE_EVENT_TYPES: readonly string[] = Object.freeze([
@@ -44,10 +44,10 @@ export function allSparse(types: readonly string[]): boolean {
 }
 
 /**
- * The SQL condition that holds exactly for the sparse types: one `type = '…'` comparison per type, joined by `OR`
- * (SQLite evaluates a chain of comparisons per inserted row for a fraction of what an `IN` list costs it). A partial
- * index is used only by a query that contains its condition verbatim, so the index and the typed reads share this
- * text.
+ * The SQL condition that holds exactly for the sparse types: one `type = '…'` comparison per type, joined by `OR`.
+ * SQLite checks it on every inserted row; written as an `IN` list instead it measured no cheaper. A typed read can
+ * use the partial index only when its query contains this condition verbatim (SQLite's rule, and PostgreSQL's
+ * whenever the types are parameters), so the index and the typed reads share this text.
  */
 export const SPARSE_TYPES_SQL: string = `(${
   SPARSE_EVENT_TYPES.map((type) => `type = '${type}'`).join(" OR ")
