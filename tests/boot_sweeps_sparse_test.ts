@@ -1,12 +1,12 @@
 /**
- * The boot sweeps read each session by sparse types only (the stores index them), so a host's start costs the
- * sweeps' matches and not every event it ever stored. A session that has asked for approval is folded whole, and
- * only that one.
+ * The boot sweeps (approvals, queued-input recovery, lost jobs) read each session by sparse types only (the stores
+ * index them), so a host's start costs the sweeps' matches and not every event it ever stored. A session that has
+ * asked for approval is folded whole by the approvals sweep, and only that one.
  */
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { type Context, createMemoryLogger, definePlugin } from "@terret/hames";
-import { ApprovalsKey, type ApprovalsService, type Sessions } from "@terret/core";
+import { AgentRegistry, ApprovalsKey, type ApprovalsService, type Sessions } from "@terret/core";
 import {
   type SessionEvent,
   SessionStoreKey,
@@ -120,15 +120,29 @@ Deno.test("boot sweeps: the approvals and queued-input sweeps read sessions that
     const stack = await createAgentStack({
       adapter: scriptedAdapter([]),
       approvals: {},
+      recoverInput: true,
       store: { plugin: recordingStore(path, reads) },
     });
     try {
       await stack.ctx.idle();
-      const approvals = stack.ctx.get(ApprovalsKey) as unknown as ApprovalsService;
-      assert.deepStrictEqual((await approvals.state("asked"))?.open, ["r1"]);
-      const swept = new Set(reads.map((read) => read.session));
-      for (const id of [...ids, "asked"]) assert.ok(swept.has(id), `the sweeps read ${id}`);
-      const wide = reads.filter((read) => {
+      assert.ok(stack.agents instanceof AgentRegistry);
+      await stack.agents.recovered();
+      // The sweeps' reads alone: what is read below, to check the outcome, is not theirs.
+      const swept = [...reads];
+      for (const id of [...ids, "asked"]) {
+        for (
+          const [sweep, types] of [["approvals", "approval/requested"], [
+            "queued input",
+            "input/queued",
+          ]]
+        ) {
+          assert.ok(
+            swept.some((read) => read.session === id && read.options.types?.includes(types!)),
+            `the ${sweep} sweep read ${id}`,
+          );
+        }
+      }
+      const wide = swept.filter((read) => {
         const types = read.options.types;
         if (types !== undefined) return !allSparse(types);
         return (read.options.to_seq ?? Infinity) > 1; // seq 1 (session/created) is one row
@@ -138,6 +152,8 @@ Deno.test("boot sweeps: the approvals and queued-input sweeps read sessions that
         ["asked"],
         `reads beyond the sparse types: ${JSON.stringify(wide)}`,
       );
+      const approvals = stack.ctx.get(ApprovalsKey) as unknown as ApprovalsService;
+      assert.deepStrictEqual((await approvals.state("asked"))?.open, ["r1"]);
     } finally {
       await stack.dispose();
     }

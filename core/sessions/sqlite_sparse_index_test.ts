@@ -54,6 +54,16 @@ function hasIndex(path: string): boolean {
   }
 }
 
+/** A store file holding `session("s", length)` as written before the index existed (it is dropped). */
+async function unindexedStore(path: string, length: number): Promise<void> {
+  const first = SqliteSessionStore.open({ path });
+  await first.importSession(session("s", length));
+  await first.close();
+  const raw = new DatabaseSync(path);
+  raw.exec(`DROP INDEX ${INDEX}`);
+  raw.close();
+}
+
 async function withDir(body: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "terret-sparse-" });
   try {
@@ -90,12 +100,7 @@ Deno.test("sqlite sparse index: a typed read of sparse types alone searches the 
 Deno.test("sqlite sparse index: a store written before the index gets it at open and reads the same", async () => {
   await withDir(async (dir) => {
     const path = `${dir}/sessions.db`;
-    const first = SqliteSessionStore.open({ path });
-    await first.importSession(session("s", 120));
-    await first.close();
-    const raw = new DatabaseSync(path);
-    raw.exec(`DROP INDEX ${INDEX}`);
-    raw.close();
+    await unindexedStore(path, 120);
     assert.equal(hasIndex(path), false);
     const logger = createMemoryLogger();
     const store = SqliteSessionStore.open({ path, logger });
@@ -145,11 +150,8 @@ Deno.test("sqlite sparse index: a store written before the index gets it at open
 Deno.test("sqlite sparse index: a store that cannot create it (another writer holds the file) opens, warns once, and reads every type right", async () => {
   await withDir(async (dir) => {
     const path = `${dir}/sessions.db`;
-    const first = SqliteSessionStore.open({ path });
-    await first.importSession(session("s", 60));
-    await first.close();
+    await unindexedStore(path, 60);
     const writer = new DatabaseSync(path);
-    writer.exec(`DROP INDEX ${INDEX}`);
     writer.exec("BEGIN IMMEDIATE");
     const logger = createMemoryLogger();
     const store = SqliteSessionStore.open({ path, busyTimeoutMs: 20, logger });
