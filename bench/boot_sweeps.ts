@@ -11,7 +11,9 @@
  * Each round starts `trt serve --home <home>` (sandbox-none, the socket on a free port) for each home, the order
  * rotated, and times it from spawn to the "running until" line. The first start on the history home is timed
  * apart: it creates the index when the store lacks it (a store written before the index existed). Prints medians
- * and the median of per-round ratios.
+ * and the median of per-round ratios. After "running", each start is probed with `GET /healthz`, one request after
+ * another for a second, while the queued-input recovery sweeps the history behind the socket: the longest wait
+ * says how long a sweep held the event loop at once.
  *
  * Run: deno run -A bench/boot_sweeps.ts [--quick] [--sessions=N] [--events=N]
  *
@@ -29,6 +31,8 @@ const EVENTS = arg("events", quick ? 1000 : 2000);
 const ROUNDS = quick ? 3 : 7;
 const MAIN = fileURLToPath(new URL("../interfaces/cli/main.ts", import.meta.url));
 const TOKEN = "bench-token-0123456789abcdef";
+/** How long after "running" the socket is probed with `/healthz`, in milliseconds. */
+const HEALTH_WINDOW_MS = 1000;
 
 const root = await Deno.makeTempDir({ prefix: "terret-bench-boot-" });
 const patch = `${root}/patch.yml`;
@@ -89,8 +93,25 @@ function session(id: string): SessionEvent[] {
   return events;
 }
 
-/** Milliseconds from spawning `trt serve` on `home` to its "running until" line. */
-async function boot(home: string): Promise<number> {
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+};
+
+/** One start: milliseconds to "running", and how long `/healthz` requests waited in the window after it. */
+interface Boot {
+  readonly running: number;
+  /** The longest wait. */
+  readonly health: number;
+  /** The median wait. */
+  readonly healthMedian: number;
+}
+
+/**
+ * Spawns `trt serve` on `home`, times it to its "running until" line, then sends `GET /healthz` requests one after
+ * another for `HEALTH_WINDOW_MS` (the start-up recovery runs behind the socket meanwhile), keeping their waits.
+ */
+async function boot(home: string): Promise<Boot> {
   const started = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", MAIN, "serve", "--home", home, "--patch", patch],
@@ -109,20 +130,29 @@ async function boot(home: string): Promise<number> {
   };
   const running = await Promise.race([watch(child.stdout), watch(child.stderr)]);
   const elapsed = performance.now() - started;
+  const waits: number[] = [];
   try {
-    child.kill("SIGTERM");
-  } catch {
-    // already ended
+    if (!running) throw new Error(`trt serve did not start on ${home}:\n${seen.slice(-2000)}`);
+    const origin = /ws:\/\/([0-9.]+:[0-9]+)\//.exec(seen)?.[1];
+    if (origin === undefined) throw new Error(`no socket address in:\n${seen}`);
+    const until = performance.now() + HEALTH_WINDOW_MS;
+    while (performance.now() < until) {
+      const sent = performance.now();
+      const response = await fetch(`http://${origin}/healthz`);
+      await response.body?.cancel();
+      if (!response.ok) throw new Error(`/healthz answered ${response.status}`);
+      waits.push(performance.now() - sent);
+    }
+  } finally {
+    try {
+      child.kill("SIGTERM");
+    } catch {
+      // already ended
+    }
+    await child.status;
   }
-  await child.status;
-  if (!running) throw new Error(`trt serve did not start on ${home}:\n${seen.slice(-2000)}`);
-  return elapsed;
+  return { running: elapsed, health: Math.max(...waits), healthMedian: median(waits) };
 }
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-};
 
 try {
   const empty = `${root}/empty`;
@@ -139,13 +169,18 @@ try {
   await boot(empty); // warms the module cache
   const first = await boot(history);
   const times: Record<string, number[]> = { empty: [], history: [] };
+  const health: Record<string, number[]> = { empty: [], history: [] };
+  const healthMedian: Record<string, number[]> = { empty: [], history: [] };
   const ratios: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? ["empty", "history"] : ["history", "empty"];
     const now: Record<string, number> = {};
     for (const name of order) {
-      now[name] = await boot(name === "empty" ? empty : history);
-      times[name]!.push(now[name]!);
+      const result = await boot(name === "empty" ? empty : history);
+      now[name] = result.running;
+      times[name]!.push(result.running);
+      health[name]!.push(result.health);
+      healthMedian[name]!.push(result.healthMedian);
     }
     ratios.push(now.history! / now.empty!);
   }
@@ -160,8 +195,18 @@ try {
     }x the empty home`,
   );
   console.log(
-    `  history home, first start        ${first.toFixed(0)} ms (creates the sparse index)`,
+    `  history home, first start        ${first.running.toFixed(0)} ms (creates the sparse index)`,
   );
+  console.log(
+    `/healthz, one request after another for ${HEALTH_WINDOW_MS} ms after "running" (the recovery runs meanwhile), medians over rounds:`,
+  );
+  for (const name of ["empty", "history"]) {
+    console.log(
+      `  ${`${name} home`.padEnd(32)} longest wait ${
+        median(health[name]!).toFixed(1)
+      } ms, median wait ${median(healthMedian[name]!).toFixed(2)} ms`,
+    );
+  }
 } finally {
   await Deno.remove(root, { recursive: true });
 }

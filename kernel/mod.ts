@@ -117,6 +117,11 @@ export {
 } from "./events.ts";
 export { renderConfigCatalog, renderErrorCatalog, renderEventCatalog } from "./catalog.ts";
 export {
+  EVENT_LOOP_SLICE_MS,
+  EventLoopTurns,
+  type EventLoopTurnsOptions,
+} from "./event_loop_turns.ts";
+export {
   createMemoryLogger,
   createStderrLogger,
   type Logger,

@@ -1,9 +1,11 @@
 /**
  * The boot sweeps (approvals, queued-input recovery, lost jobs) read each session by sparse types only (the stores
  * index them), so a host's start costs the sweeps' matches and not every event it ever stored. A session that has
- * asked for approval is folded whole by the approvals sweep, and only that one.
+ * asked for approval is folded whole by the approvals sweep, and only that one. Each sweep gives the event loop a
+ * turn between sessions, so a host with thousands of them serves its sockets while it sweeps.
  */
 import assert from "node:assert/strict";
+import { setImmediate } from "node:timers";
 import { z } from "zod";
 import { type Context, createMemoryLogger, definePlugin } from "@terret/hames";
 import { AgentRegistry, ApprovalsKey, type ApprovalsService, type Sessions } from "@terret/core";
@@ -15,6 +17,7 @@ import {
 } from "@terret/core/sessions";
 import { createAgentStack, scriptedAdapter } from "@terret/core/testing";
 import { reportLostJobs } from "../exec/process/_lost_jobs.ts";
+import { recoverQueuedInput } from "../core/agents/_recover_input.ts";
 import { allSparse } from "../core/sessions/_sparse_types.ts";
 
 /** One read the store served: the session and the options. */
@@ -23,8 +26,8 @@ interface Read {
   readonly options: StoreReadOptions;
 }
 
-/** A SQLite store row that records every read. */
-function recordingStore(path: string, reads: Read[]) {
+/** A SQLite store row that records every read (and calls `onRead` with it). */
+function recordingStore(path: string, reads: Read[], onRead: (read: Read) => void = () => {}) {
   return definePlugin({
     name: "recording-sqlite-store",
     description: "The SQLite store, recording the reads it serves",
@@ -40,7 +43,9 @@ function recordingStore(path: string, reads: Read[]) {
           get(target, key) {
             if (key === "read") {
               return (session: string, options: StoreReadOptions = {}) => {
-                reads.push({ session, options });
+                const read = { session, options };
+                reads.push(read);
+                onRead(read);
                 return target.read(session, options);
               };
             }
@@ -181,4 +186,92 @@ Deno.test("boot sweeps: the lost-job sweep reads each session by sparse types al
   assert.equal(reported, 0);
   assert.deepStrictEqual(reads.map((read) => read.session), ["a", "b", "c"]);
   for (const read of reads) assert.ok(allSparse(read.options.types ?? []), JSON.stringify(read));
+});
+
+/**
+ * A fake `Sessions` whose reads settle at once (as SQLite's do), recording each read's session, and the number of
+ * reads made before the first macrotask scheduled with it ran.
+ */
+function instantSessions(ids: readonly string[]): {
+  sessions: Sessions;
+  reads: string[];
+  readsBeforeTurn: Promise<number>;
+} {
+  const reads: string[] = [];
+  const turn = Promise.withResolvers<number>();
+  setImmediate(() => turn.resolve(reads.length));
+  const sessions = {
+    list: () => Promise.resolve([...ids]),
+    read: (session: string) => {
+      reads.push(session);
+      return Promise.resolve([]);
+    },
+  } as unknown as Sessions;
+  return { sessions, reads, readsBeforeTurn: turn.promise };
+}
+
+Deno.test("boot sweeps: the lost-job sweep gives the event loop a turn between sessions", async () => {
+  const { sessions, reads, readsBeforeTurn } = instantSessions(["a", "b", "c"]);
+  await reportLostJobs({
+    sessions,
+    logger: createMemoryLogger(),
+    stopped: () => false,
+    live: () => false,
+    notify: () => Promise.resolve(),
+  });
+  assert.deepStrictEqual(reads, ["a", "b", "c"]);
+  // Without the turn, all three sessions are read before any macrotask runs.
+  assert.equal(await readsBeforeTurn, 1);
+});
+
+Deno.test("boot sweeps: the queued-input recovery gives the event loop a turn between sessions", async () => {
+  const { sessions, reads, readsBeforeTurn } = instantSessions(["agent-a", "agent-b", "agent-c"]);
+  await recoverQueuedInput({
+    sessions,
+    logger: createMemoryLogger(),
+    stopped: () => false,
+    resident: () => false,
+    settled: () => Promise.resolve(true),
+    driverReady: () => true,
+    ensure: () => Promise.reject(new Error("nothing is pending: no agent is made resident")),
+  });
+  assert.deepStrictEqual(reads, ["agent-a", "agent-b", "agent-c"]);
+  assert.equal(await readsBeforeTurn, 1);
+});
+
+Deno.test("boot sweeps: the approvals sweep gives the event loop a turn between sessions", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "terret-sweeps-" });
+  try {
+    const path = `${dir}/sessions.db`;
+    const seed = SqliteSessionStore.open({ path });
+    const ids = ["agent-a", "agent-b", "agent-c"];
+    for (const id of ids) await seed.importSession(plainSession(id));
+    await seed.close();
+    const reads: Read[] = [];
+    const approvalReads = (): string[] =>
+      reads.filter((read) => read.options.types?.includes("approval/requested") === true)
+        .map((read) => read.session);
+    let readsBeforeTurn: number | undefined;
+    const recording = recordingStore(path, reads, (read) => {
+      // At the sweep's first read, a macrotask that counts how many sessions it read before it ran.
+      if (read.options.types?.includes("approval/requested") && approvalReads().length === 1) {
+        setImmediate(() => readsBeforeTurn = approvalReads().length);
+      }
+    });
+    const stack = await createAgentStack({
+      adapter: scriptedAdapter([]),
+      approvals: {},
+      store: { plugin: recording },
+    });
+    try {
+      await stack.ctx.idle();
+      assert.deepStrictEqual(approvalReads(), ids);
+      // SQLite's reads of three small sessions settle without a macrotask: without the turn, all three come first.
+      assert.equal(readsBeforeTurn, 1);
+    } finally {
+      await stack.dispose();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

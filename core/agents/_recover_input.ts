@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Logger } from "@terret/hames";
+import { EventLoopTurns, type Logger } from "@terret/hames";
 import { SESSION_ID_PATTERN } from "../sessions/envelope.ts";
 import type { Sessions } from "../sessions/sessions.ts";
 import { findPendingInput } from "./pending_input.ts";
@@ -31,7 +31,7 @@ export interface RecoveryHost {
 /**
  * Recovers queued input across every session in the store. Only sessions an agent of the same id drives (meta
  * `agent_id` equal to the session id) are recovered; a session that cannot be (every resident agent busy, a store
- * failure) is logged and left to the agent's next use. Never rejects.
+ * failure) is logged and left to the agent's next use. The event loop gets a turn between sessions. Never rejects.
  */
 export async function recoverQueuedInput(host: RecoveryHost): Promise<void> {
   if (!(await host.settled()) || host.stopped()) return;
@@ -48,7 +48,11 @@ export async function recoverQueuedInput(host: RecoveryHost): Promise<void> {
     });
     return;
   }
-  for (const sessionId of ids) {
+  const turns = new EventLoopTurns();
+  for (const [index, sessionId] of ids.entries()) {
+    // The event loop gets a turn between sessions: a store's reads may settle without one (SQLite's do), and a
+    // sweep of thousands of sessions would otherwise hold every socket and agent until it ends.
+    if (index > 0) await turns.turn();
     if (host.stopped()) return;
     if (host.resident(sessionId) || !SESSION_ID_PATTERN.test(sessionId)) continue;
     try {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type HostPermissions, Service, type ServiceKey } from "@terret/hames";
+import { EventLoopTurns, type HostPermissions, Service, type ServiceKey } from "@terret/hames";
 import { CORE_ERRORS, TerretError } from "../errors.ts";
 import type { z } from "zod";
 import { AgentsKey } from "../agents/agents.ts";
@@ -375,7 +375,10 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
    */
   async #sweep(): Promise<void> {
     const answered: string[] = [];
-    for (const sessionId of await this.#sessions.list()) {
+    const turns = new EventLoopTurns();
+    for (const [index, sessionId] of (await this.#sessions.list()).entries()) {
+      // The event loop gets a turn between sessions: a store's reads may settle without one (SQLite's do).
+      if (index > 0) await turns.turn();
       // Only a session with a request can have one open or a verdict owed. Its approval events are sparse (the
       // stores index them), while the state folds every tool call: most sessions cost one indexed read here.
       const requests = await this.#sessions.read(sessionId, { types: REQUEST_TYPES, limit: 1 });

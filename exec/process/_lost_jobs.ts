@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Logger } from "@terret/hames";
+import { EventLoopTurns, type Logger } from "@terret/hames";
 import type { Sessions } from "@terret/core";
 import type { JobOwner } from "./jobs.ts";
 import {
@@ -36,8 +36,8 @@ export function lostNotice(started: JobStartedPayload): string {
 
 /**
  * Appends `job/ended` (`lost`) and queues a notice for every unfinished job of every session. A session that
- * cannot be read or written is logged and skipped (it is reported at the next start). Never rejects; resolves with
- * how many jobs were reported.
+ * cannot be read or written is logged and skipped (it is reported at the next start). The event loop gets a turn
+ * between sessions. Never rejects; resolves with how many jobs were reported.
  */
 export async function reportLostJobs(host: LostJobsHost): Promise<number> {
   let ids: string[];
@@ -50,7 +50,10 @@ export async function reportLostJobs(host: LostJobsHost): Promise<number> {
     return 0;
   }
   let reported = 0;
-  for (const sessionId of ids) {
+  const turns = new EventLoopTurns();
+  for (const [index, sessionId] of ids.entries()) {
+    // The event loop gets a turn between sessions: a store's reads may settle without one (SQLite's do).
+    if (index > 0) await turns.turn();
     if (host.stopped()) return reported;
     try {
       const events = await host.sessions.read(sessionId, {
