@@ -8,7 +8,7 @@ function manualClock(): { now: () => number; advance: (ms: number) => void } {
   return { now: () => at, advance: (ms) => at += ms };
 }
 
-Deno.test("EventLoopTurns: a turn lets ready work run first, and waits for a timer only once its slice is spent", async () => {
+Deno.test("EventLoopTurns: a turn lets ready work run first, and waits for a timer at its first turn in each new slice", async () => {
   const clock = manualClock();
   const turns = new EventLoopTurns({ sliceMs: 1, now: clock.now });
   const timeout = globalThis.setTimeout;
@@ -30,11 +30,40 @@ Deno.test("EventLoopTurns: a turn lets ready work run first, and waits for a tim
   } finally {
     globalThis.setTimeout = timeout;
   }
-  // 1.2 ms (third turn) spends the slice; it restarts there: 0.8 ms by the fifth turn, 2.3 ms by the sixth.
-  assert.deepStrictEqual(seen, [0, 0, 1, 1, 1, 2, 2]);
+  // At 0.4, 0.8, 1.2, 1.6, 2.0, 3.5 and 3.7 ms: slices 0, 0, 1, 1, 2, 3 and 3 (the first is the construction's).
+  assert.deepStrictEqual(seen, [0, 0, 1, 1, 2, 3, 3]);
 });
 
-Deno.test("EventLoopTurns: once the slice is spent, a turn lets the runtime read a socket that became readable", async () => {
+Deno.test("EventLoopTurns: work started at different times waits for its timers in the same slices", async () => {
+  const clock = manualClock();
+  clock.advance(3.2);
+  const early = new EventLoopTurns({ sliceMs: 5, now: clock.now });
+  const parked: string[] = [];
+  const timeout = globalThis.setTimeout;
+  let current = "";
+  globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+    parked.push(`${current}@${clock.now()}`);
+    return timeout(...args);
+  }) as typeof setTimeout;
+  try {
+    clock.advance(1.5); // 4.7 ms
+    const late = new EventLoopTurns({ sliceMs: 5, now: clock.now });
+    for (let step = 0; step < 6; step++) {
+      clock.advance(1);
+      current = "early";
+      await early.turn();
+      clock.advance(0.5);
+      current = "late";
+      await late.turn();
+    }
+  } finally {
+    globalThis.setTimeout = timeout;
+  }
+  // Both cross into the slice of 5-10 ms at their first turn after 5 ms, and into 10-15 ms likewise.
+  assert.deepStrictEqual(parked, ["early@5.7", "late@6.2", "early@10.2", "late@10.7"]);
+});
+
+Deno.test("EventLoopTurns: a turn in a new slice lets the runtime read a socket that became readable", async () => {
   using listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   using client = await Deno.connect({ hostname: "127.0.0.1", port: listener.addr.port });
   using server = await listener.accept();
@@ -47,7 +76,7 @@ Deno.test("EventLoopTurns: once the slice is spent, a turn lets the runtime read
     return n;
   });
   await client.write(new Uint8Array([42]));
-  // Each step spends the slice: each turn waits for a timer, and the runtime polls the network meanwhile. Behind
+  // Each step enters a new slice: each turn waits for a timer, and the runtime polls the network meanwhile. Behind
   // turns that only settle at once, the read would wait for the runtime's periodic poll (about 61 turns).
   while (readAfter === undefined && turnsTaken < 100) {
     clock.advance(2);
