@@ -37,6 +37,11 @@ export interface DoctorInput {
   readonly allowConfigCode: boolean;
   /** Rows prepared by the checks before this one (the rows check fills it; later checks read it). */
   readonly prepared: PreparedRow[];
+  /**
+   * True when the check runs as `trt serve` boots, where only its warnings and errors are shown: it may skip probes
+   * whose findings would only inform (the sandbox check probes only the sandbox row's provider).
+   */
+  readonly atServe?: boolean;
 }
 
 /**

@@ -29,13 +29,18 @@ export interface ProbeSandboxOptions {
   readonly deno?: string;
   /** The bubblewrap binary (default `"bwrap"`). */
   readonly bwrap?: string;
+  /**
+   * Probe only these providers (default: all four); the answer lists them in the usual order. `trt serve` probes
+   * only its sandbox row's provider: a docker probe runs a throwaway container.
+   */
+  readonly only?: readonly SandboxProbe["name"][];
   /** Bound for each probe command (default 30 s). */
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
 }
 
 /**
- * Probes `none`, `docker`, `deno` and `bwrap`. Docker counts as available only when the engine answers, the image
+ * Probes `none`, `docker`, `deno` and `bwrap` (or the ones `only` names). Docker counts as available only when the engine answers, the image
  * exists and a throwaway container (`--network none`) actually runs `true` in it; bwrap only when a throwaway
  * sandbox with a new user namespace runs `true`.
  *
@@ -44,23 +49,23 @@ export interface ProbeSandboxOptions {
 export async function probeSandboxProviders(
   options: ProbeSandboxOptions = {},
 ): Promise<SandboxProbe[]> {
+  const wanted = (name: SandboxProbe["name"]): boolean =>
+    options.only === undefined || options.only.includes(name);
   const [docker, deno, bwrap] = await Promise.all([
-    probeDocker(options),
-    probeDeno(options),
-    probeBubblewrap(options),
+    wanted("docker") ? probeDocker(options) : undefined,
+    wanted("deno") ? probeDeno(options) : undefined,
+    wanted("bwrap") ? probeBubblewrap(options) : undefined,
   ]);
-  return [
-    {
+  const none: SandboxProbe | undefined = wanted("none")
+    ? {
       name: "none",
       available: true,
       isolated: false,
       reason:
         "runs programs on the host, uncontained (the row needs acknowledge_unsandboxed: true)",
-    },
-    docker,
-    deno,
-    bwrap,
-  ];
+    }
+    : undefined;
+  return [none, docker, deno, bwrap].filter((probe) => probe !== undefined);
 }
 
 async function probeBubblewrap(options: ProbeSandboxOptions): Promise<SandboxProbe> {

@@ -35,8 +35,8 @@ export interface SandboxCheckOptions {
 
 /**
  * Creates the `sandbox` check (`atServe`). It probes `none`, `docker` (with the sandbox row's `docker` CLI and
- * `image` when the row uses `sandbox-docker`) and `deno`, reports each as `info`, then judges the enabled row that
- * provides `sandbox`:
+ * `image` when the row uses `sandbox-docker`), `deno` and `bwrap`, reports each as `info`, then judges the enabled
+ * row that provides `sandbox`. At serve it probes only that row's provider (none for `sandbox-none` or no row):
  *
  * - `sandbox-docker` that cannot start here: an `error` saying programs fail until it can (they never run
  *   unsandboxed) and how to patch the row; one that starts but with a network: a `warning` (not isolated);
@@ -61,7 +61,18 @@ export function createSandboxCheck(options: SandboxCheckOptions = {}): DoctorChe
       const docker = plugin === "sandbox-docker" ? row!.parsed as DockerSandboxConfig : undefined;
       const deno = plugin === "sandbox-deno" ? row!.parsed as DenoSandboxConfig : undefined;
       const bwrap = plugin === "sandbox-bwrap" ? row!.parsed as BwrapSandboxConfig : undefined;
-      const probes = await probe({
+      // At serve only the row's own provider is judged, and only warnings and errors are shown: probing the others
+      // would only inform, and a docker probe starts a container.
+      const own: SandboxProbe["name"] | undefined = docker !== undefined
+        ? "docker"
+        : deno !== undefined
+        ? "deno"
+        : bwrap !== undefined
+        ? "bwrap"
+        : undefined;
+      const only = input.atServe !== true ? undefined : own === undefined ? [] : [own];
+      const probes = only?.length === 0 ? [] : await probe({
+        ...(only === undefined ? {} : { only }),
         ...(docker === undefined ? {} : { docker: docker.docker, image: docker.image }),
         ...(deno?.deno === undefined ? {} : { deno: deno.deno }),
         ...(bwrap === undefined ? {} : { bwrap: bwrap.bwrap }),
@@ -202,7 +213,11 @@ function judge(row: PreparedRow | undefined, probes: readonly SandboxProbe[]): D
       return finding(
         "warning",
         `programs run UNSANDBOXED on the host (plugin "sandbox-none", acknowledged in its config); patch row "${id}" with plugin: sandbox-docker to contain them${
-          found("docker").available ? " (docker works here)" : ""
+          !probes.some((probe) => probe.name === "docker")
+            ? " (`trt doctor` says which providers work here)"
+            : found("docker").available
+            ? " (docker works here)"
+            : ""
         }`,
       );
     default:

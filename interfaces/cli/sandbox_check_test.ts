@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import type { ProbeSandboxOptions, SandboxProbe } from "@terret/exec/sandbox";
+import { probeSandboxProviders } from "@terret/exec";
 import { acquireHomeLock, COMPOSITION_CHECKS, prepareRows, resolveProfile } from "@terret/terret";
 import { createSandboxCheck, runTrt } from "./mod.ts";
 
@@ -28,11 +29,14 @@ const DOCKER_DOWN: SandboxProbe = {
   reason: "the Docker engine does not answer: Cannot connect to the Docker daemon",
 };
 
-/** A scripted probe: answers `docker` as given and records the options it was asked with. */
+/** A scripted probe: answers `docker` as given (and only what `only` names) and records the options it was asked with. */
 function scripted(docker: SandboxProbe, asked: ProbeSandboxOptions[]) {
   return (options: ProbeSandboxOptions = {}): Promise<SandboxProbe[]> => {
     asked.push(options);
-    return Promise.resolve([NONE, docker, DENO]);
+    const all = [NONE, docker, DENO];
+    return Promise.resolve(
+      options.only === undefined ? all : all.filter((probe) => options.only!.includes(probe.name)),
+    );
   };
 }
 
@@ -259,9 +263,10 @@ Deno.test("the sandbox check judges a bwrap row by its probe", async () => {
 
 Deno.test("trt doctor lists the providers and serve prints the sandbox row's problem", async () => {
   await using p = await profile("");
+  const asked: ProbeSandboxOptions[] = [];
   const checks = [
     ...COMPOSITION_CHECKS,
-    createSandboxCheck({ probe: scripted(DOCKER_DOWN, []), reap: scriptedReap() }),
+    createSandboxCheck({ probe: scripted(DOCKER_DOWN, asked), reap: scriptedReap() }),
   ];
   const out: string[] = [];
   const err: string[] = [];
@@ -293,7 +298,53 @@ Deno.test("trt doctor lists the providers and serve prints the sandbox row's pro
     }, { checks }),
     0,
   );
+  // Doctor probes every provider; serve only the row's.
+  assert.deepStrictEqual(asked, [
+    { docker: "docker", image: "img:1" },
+    { only: ["docker"], docker: "docker", image: "img:1" },
+  ]);
   assert.deepStrictEqual(served, [
     `trt serve: error: sandbox: the docker sandbox cannot start on this machine: ${DOCKER_DOWN.reason}. Every program an agent runs fails until it can (none runs unsandboxed): fix it, or patch row "sandbox" with another provider (plugin: sandbox-none with config {acknowledge_unsandboxed: true} runs programs on the host, uncontained)\n`,
+  ]);
+});
+
+Deno.test("at serve the sandbox check probes only the sandbox row's provider, and none for sandbox-none", async () => {
+  const none =
+    "  - id: sandbox\n    plugin: sandbox-none\n    config: { acknowledge_unsandboxed: true }\n";
+  const deno = "  - id: sandbox\n    plugin: sandbox-deno\n    config: {}\n";
+  const cases: [string, ProbeSandboxOptions[], string[]][] = [
+    ["", [{ only: ["docker"], docker: "docker", image: "img:1" }], [
+      INFOS(DOCKER_DOWN)[1]!,
+      `error sandbox the docker sandbox cannot start on this machine: ${DOCKER_DOWN.reason}. Every program an agent runs fails until it can (none runs unsandboxed): fix it, or patch row "sandbox" with another provider (plugin: sandbox-none with config {acknowledge_unsandboxed: true} runs programs on the host, uncontained)`,
+    ]],
+    [deno, [{ only: ["deno"] }], [
+      INFOS(DOCKER_DOWN)[2]!,
+      "ok sandbox programs run as Deno programs under derived permissions; anything else is refused",
+    ]],
+    [none, [], [
+      'warning sandbox programs run UNSANDBOXED on the host (plugin "sandbox-none", acknowledged in its config); patch row "sandbox" with plugin: sandbox-docker to contain them (`trt doctor` says which providers work here)',
+    ]],
+  ];
+  for (const [row, probed, judged] of cases) {
+    await using p = await profile(row);
+    const asked: ProbeSandboxOptions[] = [];
+    const findings = await createSandboxCheck({
+      probe: scripted(DOCKER_DOWN, asked),
+      reap: scriptedReap(),
+    }).run({ ...p.input, atServe: true });
+    assert.deepStrictEqual(asked, probed, row);
+    assert.deepStrictEqual(lines(findings), judged, row);
+  }
+});
+
+Deno.test("probeSandboxProviders probes only the providers `only` names", async () => {
+  assert.deepStrictEqual(await probeSandboxProviders({ only: [] }), []);
+  const [none, ...rest] = await probeSandboxProviders({ only: ["none"] });
+  assert.deepStrictEqual([none?.name, none?.available, rest], ["none", true, []]);
+  // The Deno running this test answers `--version`: that probe really runs, and the docker and bwrap ones do not.
+  const probes = await probeSandboxProviders({ only: ["deno", "none"] });
+  assert.deepStrictEqual(probes.map((probe) => [probe.name, probe.available]), [
+    ["none", true],
+    ["deno", true],
   ]);
 });

@@ -131,6 +131,7 @@ async function reportAtServe(
           env: context.io.env,
           allowConfigCode: context.allowConfigCode,
           prepared,
+          atServe: true,
         }),
       );
     } catch (error) {
