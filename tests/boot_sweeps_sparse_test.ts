@@ -13,6 +13,7 @@ import {
   type SessionEvent,
   SessionStoreKey,
   SqliteSessionStore,
+  type StoreListOptions,
   type StoreReadOptions,
 } from "@terret/core/sessions";
 import { createAgentStack, scriptedAdapter } from "@terret/core/testing";
@@ -26,8 +27,13 @@ interface Read {
   readonly options: StoreReadOptions;
 }
 
-/** A SQLite store row that records every read (and calls `onRead` with it). */
-function recordingStore(path: string, reads: Read[], onRead: (read: Read) => void = () => {}) {
+/** A SQLite store row that records every read (and calls `onRead` with it), and the types of every list. */
+function recordingStore(
+  path: string,
+  reads: Read[],
+  onRead: (read: Read) => void = () => {},
+  lists?: (readonly string[])[],
+) {
   return definePlugin({
     name: "recording-sqlite-store",
     description: "The SQLite store, recording the reads it serves",
@@ -41,6 +47,12 @@ function recordingStore(path: string, reads: Read[], onRead: (read: Read) => voi
         SessionStoreKey,
         new Proxy(store, {
           get(target, key) {
+            if (key === "list") {
+              return (options: StoreListOptions = {}) => {
+                lists?.push(options.types ?? []);
+                return target.list(options);
+              };
+            }
             if (key === "read") {
               return (session: string, options: StoreReadOptions = {}) => {
                 const read = { session, options };
@@ -89,44 +101,54 @@ function plainSession(id: string): SessionEvent[] {
   }));
 }
 
-Deno.test("boot sweeps: the approvals and queued-input sweeps read sessions that never asked by sparse types alone", async () => {
+/** {@linkcode plainSession} with `extra` events after it, as `[type, payload]` pairs. */
+function sessionWith(id: string, extra: readonly [string, unknown][]): SessionEvent[] {
+  const events = plainSession(id);
+  for (const [type, payload] of extra) {
+    events.push({
+      ...events[0]!,
+      id: `${id}-${events.length + 1}`,
+      seq: events.length + 1,
+      type,
+      payload,
+    });
+  }
+  return events;
+}
+
+/** A session with a request open: a tool call and its `approval/requested`. */
+function askedSession(id: string): SessionEvent[] {
+  const call = { id: "call_x", name: "Bash", args: { command: "ls" } };
+  return sessionWith(id, [["tool/call", call], ["approval/requested", { request_id: "r1", call }]]);
+}
+
+/** The approvals sweep's first read of a session: its request events, at most one. */
+const isRequestCheck = (read: Read): boolean =>
+  read.options.limit === 1 && read.options.types?.includes("approval/requested") === true;
+
+Deno.test("boot sweeps: the approvals and queued-input sweeps read only the sessions the store lists by type, by sparse types", async () => {
   const dir = await Deno.makeTempDir({ prefix: "terret-sweeps-" });
   try {
     const path = `${dir}/sessions.db`;
     const seed = SqliteSessionStore.open({ path });
-    const ids = Array.from({ length: 12 }, (_, i) => `agent-${i}`);
-    for (const id of ids) await seed.importSession(plainSession(id));
-    // One session has a request open: the sweep folds this one whole.
-    const asked = plainSession("asked");
-    const at = asked.length;
-    asked.push(
-      {
-        ...asked[0]!,
-        id: "asked-req",
-        seq: at + 1,
-        type: "tool/call",
-        payload: { id: "call_x", name: "Bash", args: { command: "ls" } },
-      },
-      {
-        ...asked[0]!,
-        id: "asked-approval",
-        seq: at + 2,
-        type: "approval/requested",
-        payload: {
-          request_id: "r1",
-          call: { id: "call_x", name: "Bash", args: { command: "ls" } },
-        },
-      },
-    );
-    await seed.importSession(asked);
+    for (let i = 0; i < 12; i++) await seed.importSession(plainSession(`agent-${i}`));
+    // One session has a request open: the approvals sweep folds this one whole.
+    await seed.importSession(askedSession("asked"));
+    // One had a message sent over the socket, claimed since: the recovery reads this one's input.
+    const queued = plainSession("queued").length + 1;
+    await seed.importSession(sessionWith("queued", [
+      ["input/queued", { kind: "message", content: "go on", wake: true }],
+      ["user/message", { content: "go on", queued_seq: queued }],
+    ]));
     await seed.close();
 
     const reads: Read[] = [];
+    const lists: (readonly string[])[] = [];
     const stack = await createAgentStack({
       adapter: scriptedAdapter([]),
       approvals: {},
       recoverInput: true,
-      store: { plugin: recordingStore(path, reads) },
+      store: { plugin: recordingStore(path, reads, undefined, lists) },
     });
     try {
       await stack.ctx.idle();
@@ -134,19 +156,20 @@ Deno.test("boot sweeps: the approvals and queued-input sweeps read sessions that
       await stack.agents.recovered();
       // The sweeps' reads alone: what is read below, to check the outcome, is not theirs.
       const swept = [...reads];
-      for (const id of [...ids, "asked"]) {
-        for (
-          const [sweep, types] of [["approvals", "approval/requested"], [
-            "queued input",
-            "input/queued",
-          ]]
-        ) {
-          assert.ok(
-            swept.some((read) => read.session === id && read.options.types?.includes(types!)),
-            `the ${sweep} sweep read ${id}`,
-          );
-        }
-      }
+      assert.deepStrictEqual(lists, [["approval/requested", "approval/resolved"], [
+        "input/queued",
+      ]]);
+      assert.deepStrictEqual(swept.filter(isRequestCheck).map((read) => read.session), ["asked"]);
+      assert.deepStrictEqual(
+        [
+          ...new Set(
+            swept.filter((read) => read.options.types?.includes("input/queued")).map((read) =>
+              read.session
+            ),
+          ),
+        ],
+        ["queued"],
+      );
       const wide = swept.filter((read) => {
         const types = read.options.types;
         if (types !== undefined) return !allSparse(types);
@@ -169,8 +192,12 @@ Deno.test("boot sweeps: the approvals and queued-input sweeps read sessions that
 
 Deno.test("boot sweeps: the lost-job sweep reads each session by sparse types alone", async () => {
   const reads: Read[] = [];
+  const lists: unknown[] = [];
   const sessions = {
-    list: () => Promise.resolve(["a", "b", "c"]),
+    list: (options: StoreListOptions = {}) => {
+      lists.push(options.types);
+      return Promise.resolve(["a", "b", "c"]);
+    },
     read: (session: string, options: StoreReadOptions = {}) => {
       reads.push({ session, options });
       return Promise.resolve([]);
@@ -184,6 +211,8 @@ Deno.test("boot sweeps: the lost-job sweep reads each session by sparse types al
     notify: () => Promise.resolve(),
   });
   assert.equal(reported, 0);
+  // It asks the store for the sessions holding jobs; this one names all three, and each is read.
+  assert.deepStrictEqual(lists, [["job/started"]]);
   assert.deepStrictEqual(reads.map((read) => read.session), ["a", "b", "c"]);
   for (const read of reads) assert.ok(allSparse(read.options.types ?? []), JSON.stringify(read));
 });
@@ -245,16 +274,14 @@ Deno.test("boot sweeps: the approvals sweep gives the event loop a turn between 
     const path = `${dir}/sessions.db`;
     const seed = SqliteSessionStore.open({ path });
     const ids = ["agent-a", "agent-b", "agent-c"];
-    for (const id of ids) await seed.importSession(plainSession(id));
+    for (const id of ids) await seed.importSession(askedSession(id));
     await seed.close();
     const reads: Read[] = [];
-    const approvalReads = (): string[] =>
-      reads.filter((read) => read.options.types?.includes("approval/requested") === true)
-        .map((read) => read.session);
+    const approvalReads = (): string[] => reads.filter(isRequestCheck).map((read) => read.session);
     let readsBeforeTurn: number | undefined;
     const recording = recordingStore(path, reads, (read) => {
       // At the sweep's first read, a macrotask that counts how many sessions it read before it ran.
-      if (read.options.types?.includes("approval/requested") && approvalReads().length === 1) {
+      if (isRequestCheck(read) && approvalReads().length === 1) {
         setImmediate(() => readsBeforeTurn = approvalReads().length);
       }
     });

@@ -41,7 +41,8 @@ export async function recoverQueuedInput(host: RecoveryHost): Promise<void> {
   }
   let ids: string[];
   try {
-    ids = await host.sessions.list();
+    // The sessions holding queued input (or, when the store cannot tell, every session): each is read below.
+    ids = await host.sessions.list({ types: ["input/queued"] });
   } catch (error) {
     host.logger.log("warn", "Queued input was not recovered at start: the store could not list", {
       error,

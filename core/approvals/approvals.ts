@@ -376,7 +376,9 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
   async #sweep(): Promise<void> {
     const answered: string[] = [];
     const turns = new EventLoopTurns();
-    for (const [index, sessionId] of (await this.#sessions.list()).entries()) {
+    // The store names the sessions holding a request (or, when it cannot tell, every session): each is read below.
+    const candidates = await this.#sessions.list({ types: REQUEST_TYPES });
+    for (const [index, sessionId] of candidates.entries()) {
       // The event loop gets a turn between sessions: a store's reads may settle without one (SQLite's do).
       if (index > 0) await turns.turn();
       // Only a session with a request can have one open or a verdict owed. Its approval events are sparse (the

@@ -68,6 +68,15 @@ export function rangeQuery(s: string, types: readonly string[] | undefined): str
     `WHERE session_id = $1 AND seq >= $2 AND seq <= $3${typed} ORDER BY seq LIMIT $4`;
 }
 
+/**
+ * The sessions of schema `s` (quoted) holding an event of the sparse types `$1` (an array), sorted: one scan of
+ * {@linkcode SPARSE_INDEX}, whose condition the query carries verbatim.
+ */
+export function listTypedQuery(s: string): string {
+  return `SELECT DISTINCT session_id FROM ${s}.session_events WHERE ${SPARSE_TYPES_SQL} AND type = ANY($1) ` +
+    `ORDER BY session_id`;
+}
+
 /** The schema version this code writes and reads. */
 export const SCHEMA_VERSION: number = MIGRATIONS.length;
 

@@ -26,11 +26,13 @@ import type {
   RemoteCommitListener,
   SessionStore,
   StoreJsonReadOptions,
+  StoreListOptions,
   StoreReadOptions,
   StoreStats,
 } from "../sessions/store.ts";
 import { AsyncGroupCommit, type Outcome } from "./_async_group.ts";
-import { migrate, quoted, rangeQuery, redactUrl, SCHEMA_NAME } from "./_schema.ts";
+import { listTypedQuery, migrate, quoted, rangeQuery, redactUrl, SCHEMA_NAME } from "./_schema.ts";
+import { allSparse } from "../sessions/_sparse_types.ts";
 import { headOf } from "./_write_statements.ts";
 import { RemoteHeads } from "./_remote_heads.ts";
 import { type Lease, PostgresLeases } from "./leases.ts";
@@ -344,14 +346,18 @@ export class PostgresSessionStore implements SessionStore {
     return rows.length === 0 ? 0 : Number(rows[0]![0]);
   }
 
-  async list(options: { readonly signal?: AbortSignal } = {}): Promise<string[]> {
+  async list(options: StoreListOptions = {}): Promise<string[]> {
     if (this.#closing !== undefined) throw storeClosed(this.kind);
     checkSignal(options.signal);
-    const rows = await this.#query<[string]>(
-      `SELECT session_id FROM ${this.#s}.session_heads WHERE head > 0 ORDER BY session_id`,
-      [],
-      "list sessions",
-    );
+    // Sparse types alone are answered from their index (one scan of it); any other list from the heads (all).
+    const types = options.types;
+    const rows = types !== undefined && allSparse(types)
+      ? await this.#query<[string]>(listTypedQuery(this.#s), [types], "list sessions by type")
+      : await this.#query<[string]>(
+        `SELECT session_id FROM ${this.#s}.session_heads WHERE head > 0 ORDER BY session_id`,
+        [],
+        "list sessions",
+      );
     return rows.map((row) => row[0]);
   }
 

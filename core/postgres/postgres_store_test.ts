@@ -24,7 +24,7 @@ function harness(schema = `conformance_${++schemas}`) {
 }
 
 if (lane.skip === undefined) {
-  runSessionStoreConformance("postgres", () => harness(), { persistent: true });
+  runSessionStoreConformance("postgres", () => harness(), { persistent: true, typedList: "exact" });
 }
 
 const test = (name: string, fn: () => Promise<void>): void =>

@@ -127,6 +127,11 @@ export class SqliteStatements {
   readonly rangeJson: StatementSync;
   /** `{ session_id }` objects: every session, ascending. */
   readonly list: StatementSync;
+  /**
+   * `{ session_id }` objects of `(types as JSON)`: the sessions holding an event of those sparse types, ascending,
+   * from one scan of {@linkcode SPARSE_INDEX}; `undefined` when the file lacks the index.
+   */
+  readonly listSparse: StatementSync | undefined;
   readonly begin: StatementSync;
   readonly commit: StatementSync;
   /** `[PRAGMA data_version]`. */
@@ -150,6 +155,12 @@ export class SqliteStatements {
         `ORDER BY seq ${LIMIT}`,
     );
     this.list = db.prepare(LIST_SESSIONS);
+    this.listSparse = this.#sparseIndexed
+      ? db.prepare(
+        `SELECT DISTINCT session_id FROM session_events WHERE ${SPARSE_TYPES_SQL} ` +
+          "AND type IN (SELECT value FROM json_each(?)) ORDER BY session_id",
+      )
+      : undefined;
     this.begin = db.prepare("BEGIN IMMEDIATE");
     this.commit = db.prepare("COMMIT");
     this.dataVersion = db.prepare("PRAGMA data_version");

@@ -30,6 +30,7 @@ import type {
   EventJson,
   SessionStore,
   StoreJsonReadOptions,
+  StoreListOptions,
   StoreReadOptions,
   StoreStats,
 } from "./store.ts";
@@ -289,8 +290,10 @@ export class JsonlSessionStore implements SessionStore {
     }
   }
 
-  async list(): Promise<string[]> {
+  /** Every session; with `types`, every session too (a superset: the files keep no index of types). */
+  async list(options: StoreListOptions = {}): Promise<string[]> {
     if (this.#closing !== undefined) throw storeClosed(this.kind);
+    checkSignal(options.signal);
     const ids: string[] = [];
     for await (const entry of Deno.readDir(this.#dir)) {
       if (entry.isFile && entry.name.endsWith(".jsonl") && !entry.name.startsWith(".")) {

@@ -25,6 +25,7 @@ import {
   type SessionStore,
   SessionStoreKey,
   type StoreJsonReadOptions,
+  type StoreListOptions,
   type StoreReadOptions,
   type StoreStats,
 } from "./store.ts";
@@ -132,9 +133,16 @@ export class MemorySessionStore implements SessionStore {
     return Promise.resolve(this.#sessions.get(sessionId)?.length ?? 0);
   }
 
-  list(): Promise<string[]> {
+  list(options: StoreListOptions = {}): Promise<string[]> {
     if (this.#closed) return Promise.reject(storeClosed(this.kind));
-    return Promise.resolve([...this.#sessions.keys()].sort());
+    const types = options.types;
+    const ids = types === undefined
+      ? [...this.#sessions.keys()]
+      : [...this.#sessions].filter(([, events]) =>
+        events.some((event) => types.includes(event.type))
+      )
+        .map(([id]) => id);
+    return Promise.resolve(ids.sort());
   }
 
   onCommit(listener: CommitListener): () => void {

@@ -5,4 +5,4 @@ runSessionStoreConformance("memory", () =>
   Promise.resolve({
     open: () => Promise.resolve(new MemorySessionStore()),
     cleanup: () => Promise.resolve(),
-  }), { persistent: false });
+  }), { persistent: false, typedList: "exact" });

@@ -66,6 +66,7 @@ export {
   type SessionStore,
   SessionStoreKey,
   type StoreJsonReadOptions,
+  type StoreListOptions,
   type StoreReadOptions,
   type StoreStats,
 } from "./store.ts";

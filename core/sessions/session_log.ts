@@ -35,7 +35,7 @@ import {
   type Scrubber,
 } from "./normalize_payload.ts";
 import { ScrubberSet } from "./_scrubber_set.ts";
-import type { EventJson, SessionStore, StoreReadOptions } from "./store.ts";
+import type { EventJson, SessionStore, StoreListOptions, StoreReadOptions } from "./store.ts";
 import { rollupUsage, USAGE_EVENT_TYPES, type UsageRollup } from "./usage.ts";
 import type {
   CreateOptions,
@@ -184,7 +184,7 @@ export class SessionLog implements Sessions {
     return this.#store.head(sessionId, options);
   }
 
-  list(options: SignalOptions = {}): Promise<string[]> {
+  list(options: StoreListOptions = {}): Promise<string[]> {
     return this.#store.list(options);
   }
 

@@ -15,7 +15,7 @@ import type { Message } from "../llm/vocabulary.ts";
 import type { Projection } from "./derive_messages.ts";
 import type { AppendInput, SessionEvent } from "./envelope.ts";
 import type { NormalizedPayload, Scrubber } from "./normalize_payload.ts";
-import type { EventJson, StoreReadOptions } from "./store.ts";
+import type { EventJson, StoreListOptions, StoreReadOptions } from "./store.ts";
 import type { UsageRollup } from "./usage.ts";
 
 /** Options carrying only a signal. */
@@ -104,8 +104,11 @@ export interface Sessions {
   read(sessionId: string, options?: StoreReadOptions): Promise<SessionEvent[]>;
   /** The highest seq (0 for an unknown session). */
   head(sessionId: string, options?: SignalOptions): Promise<number>;
-  /** Every session id, sorted. */
-  list(options?: SignalOptions): Promise<string[]>;
+  /**
+   * Every session id, sorted. With `types`, the sessions holding an event of one of those types, or more (see
+   * {@linkcode StoreListOptions}): confirm each with a read.
+   */
+  list(options?: StoreListOptions): Promise<string[]>;
   /**
    * Replays from `from_seq`, then tails live: no gap, no duplicate; ends when `signal` aborts. Pull-based: the
    * store is read a page at a time as the consumer pulls, and live commits wait in a bounded buffer; a consumer

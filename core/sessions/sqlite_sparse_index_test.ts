@@ -97,6 +97,21 @@ Deno.test("sqlite sparse index: a typed read of sparse types alone searches the 
   }
 });
 
+Deno.test("sqlite sparse index: listing the sessions that hold sparse types scans the index alone", () => {
+  const db = new DatabaseSync(":memory:");
+  try {
+    db.exec(SCHEMA);
+    db.exec(SPARSE_INDEX);
+    const statement = new SqliteStatements(db).listSparse!;
+    const plan = db.prepare(`EXPLAIN QUERY PLAN ${statement.sourceSQL}`).all(
+      JSON.stringify(["approval/requested"]),
+    ).map((row) => (row as { detail: string }).detail).join(" | ");
+    assert.match(plan, new RegExp(`SCAN session_events USING COVERING INDEX ${INDEX}`));
+  } finally {
+    db.close();
+  }
+});
+
 Deno.test("sqlite sparse index: a store written before the index gets it at open and reads the same", async () => {
   await withDir(async (dir) => {
     const path = `${dir}/sessions.db`;
@@ -170,6 +185,8 @@ Deno.test("sqlite sparse index: a store that cannot create it (another writer ho
         ),
         [21, 31],
       );
+      // Without the index, a list by sparse types names every session (a superset, which the contract allows).
+      assert.deepStrictEqual(await store.list({ types: ["job/started"] }), ["s"]);
     } finally {
       writer.exec("ROLLBACK");
       writer.close();

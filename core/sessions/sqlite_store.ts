@@ -14,6 +14,7 @@ import { closeSync, mkdirSync, openSync } from "node:fs";
 import { envelopeOf, type EventDraft, type SessionEvent } from "./envelope.ts";
 import { GroupCommit, type Settled } from "./_group_commit.ts";
 import { DataVersionPoll } from "./_data_version_poll.ts";
+import { allSparse } from "./_sparse_types.ts";
 import {
   ensureSparseIndex,
   type JsonRow,
@@ -39,6 +40,7 @@ import type {
   RemoteCommitListener,
   SessionStore,
   StoreJsonReadOptions,
+  StoreListOptions,
   StoreReadOptions,
   StoreStats,
 } from "./store.ts";
@@ -335,9 +337,20 @@ export class SqliteSessionStore implements SessionStore {
     return Promise.resolve(head);
   }
 
-  list(): Promise<string[]> {
+  list(options: StoreListOptions = {}): Promise<string[]> {
     if (this.#closing !== undefined) return Promise.reject(storeClosed(this.kind));
-    const rows = this.#sql.list.all() as { session_id: string }[];
+    try {
+      checkSignal(options.signal);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // Sparse types alone are answered from their index (one scan of it); any other list by every session.
+    const types = options.types;
+    const sparse = types !== undefined && allSparse(types) ? this.#sql.listSparse : undefined;
+    const rows =
+      (sparse === undefined ? this.#sql.list.all() : sparse.all(JSON.stringify(types))) as {
+        session_id: string;
+      }[];
     return Promise.resolve(rows.map((row) => row.session_id));
   }
 

@@ -13,7 +13,7 @@ runSessionStoreConformance("sqlite", async () => {
     open: () => Promise.resolve(SqliteSessionStore.open({ path: `${dir}/sessions.db` })),
     cleanup: () => Deno.remove(dir, { recursive: true }),
   };
-}, { persistent: true });
+}, { persistent: true, typedList: "exact" });
 
 // The same contract with a head cache of one session: every other head is read from the database again.
 runSessionStoreConformance("sqlite, one cached head", async () => {
@@ -25,7 +25,7 @@ runSessionStoreConformance("sqlite, one cached head", async () => {
       ),
     cleanup: () => Deno.remove(dir, { recursive: true }),
   };
-}, { persistent: true });
+}, { persistent: true, typedList: "exact" });
 
 // The same contract read three rows (and, for typed reads, three seqs) per query: every read crosses pages.
 runSessionStoreConformance("sqlite, 3-row pages", async () => {
@@ -35,7 +35,7 @@ runSessionStoreConformance("sqlite, 3-row pages", async () => {
       Promise.resolve(SqliteSessionStore.open({ path: `${dir}/sessions.db`, readPageSize: 3 })),
     cleanup: () => Deno.remove(dir, { recursive: true }),
   };
-}, { persistent: true });
+}, { persistent: true, typedList: "exact" });
 
 Deno.test("sqlite store: a typed read scans a bounded window of seqs per query, so a rare type in a long session yields to the loop and can be aborted between pages", async () => {
   const store = SqliteSessionStore.open({ path: ":memory:", readPageSize: 10 });

@@ -21,6 +21,18 @@ export interface StoreReadOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Options for {@linkcode SessionStore.list}. */
+export interface StoreListOptions {
+  /**
+   * Only sessions holding at least one event of one of these types. A store may answer a superset (every session,
+   * when it cannot filter cheaply: the JSONL store, or a list naming a type outside the sparse types on the SQL
+   * stores), never less: callers confirm with a read of each session.
+   */
+  readonly types?: readonly string[];
+  /** Aborts the listing (rejecting with the signal's reason). */
+  readonly signal?: AbortSignal;
+}
+
 /** Options for {@linkcode SessionStore.readJson}. */
 export interface StoreJsonReadOptions {
   /** The first seq returned (default 1). */
@@ -108,8 +120,8 @@ export interface SessionStore {
   readJson?(sessionId: string, options?: StoreJsonReadOptions): Promise<EventJson[]>;
   /** The highest seq of a session (0 when it has none). */
   head(sessionId: string, options?: { readonly signal?: AbortSignal }): Promise<number>;
-  /** Every session id the store holds, sorted. */
-  list(options?: { readonly signal?: AbortSignal }): Promise<string[]>;
+  /** Every session id the store holds (with `types`, those holding such events, or more), sorted. */
+  list(options?: StoreListOptions): Promise<string[]>;
   /** Registers a commit listener; returns its remover. */
   onCommit(listener: CommitListener): () => void;
   /** Registers a listener for other processes' commits (optional: stores shared across processes). */

@@ -42,7 +42,8 @@ export function lostNotice(started: JobStartedPayload): string {
 export async function reportLostJobs(host: LostJobsHost): Promise<number> {
   let ids: string[];
   try {
-    ids = await host.sessions.list();
+    // The sessions holding a job (or, when the store cannot tell, every session): each is read below.
+    ids = await host.sessions.list({ types: [JobStarted.name] });
   } catch (error) {
     host.logger.log("warn", "Lost jobs were not reported at start: the store could not list", {
       error,

@@ -13,6 +13,7 @@ import {
   type SessionStore,
 } from "@terret/core";
 import { digestMessages } from "@terret/core/sessions";
+import { SPARSE_EVENT_TYPES } from "../../core/sessions/_sparse_types.ts";
 
 /** How the suite gets a store. */
 export interface StoreHarness {
@@ -139,12 +140,13 @@ async function conversation(log: SessionLog, id: string): Promise<void> {
  *
  * @param name the store's name in test titles
  * @param make creates a fresh harness per test (its own directory or file)
- * @param options `persistent` adds the restart test (close and reopen)
+ * @param options `persistent` adds the restart test (close and reopen); `typedList: "exact"` says the store's
+ *   `list({ types })` names exactly the sessions holding those sparse types (the default, `"superset"`, allows more)
  */
 export function runSessionStoreConformance(
   name: string,
   make: () => Promise<StoreHarness>,
-  options: { readonly persistent: boolean },
+  options: { readonly persistent: boolean; readonly typedList?: "exact" | "superset" },
 ): void {
   const test = (
     title: string,
@@ -195,6 +197,52 @@ export function runSessionStoreConformance(
     }
     assert.deepStrictEqual(await log.list(), ["0", "A", "Z9", "a", "a-b", "a.b", "a_b", "aa", "b"]);
   });
+
+  test(
+    `list by types names every session holding one of them, ${
+      options.typedList === "exact" ? "and only those" : "in a superset of them"
+    }, sorted`,
+    async (log) => {
+      const holding: Record<string, { type: string; payload: unknown }[]> = {
+        s1: [{
+          type: "approval/requested",
+          payload: { request_id: "r", call: { id: "c", name: "Bash", args: {} } },
+        }],
+        s2: [{ type: "input/queued", payload: { kind: "message", content: "go", wake: true } }],
+        s3: [chunk("x"), { type: "session/titled", payload: { title: "T" } }, chunk("y")],
+        s4: [chunk("only chunks")],
+        s0: [],
+      };
+      for (const [id, events] of Object.entries(holding)) {
+        await log.create({ session_id: id });
+        for (const event of events) await log.append(id, event);
+      }
+      const all = ["s0", "s1", "s2", "s3", "s4"];
+      assert.deepStrictEqual(await log.list(), all);
+      const lists: [readonly string[], string[]][] = [
+        [["approval/requested", "approval/resolved"], ["s1"]],
+        [["input/queued"], ["s2"]],
+        [["session/titled"], ["s3"]],
+        [["input/queued", "session/titled"], ["s2", "s3"]],
+        [["session/compacted", "job/started"], []],
+        // Not all sparse: a store may answer every session.
+        [["assistant/chunk"], ["s3", "s4"]],
+        [["session/created"], all],
+      ];
+      for (const [types, holders] of lists) {
+        const listed = await log.list({ types });
+        assert.deepStrictEqual(listed, [...listed].sort(), `${types} sorted`);
+        assert.equal(new Set(listed).size, listed.length, `${types} once each`);
+        for (const id of holders) assert.ok(listed.includes(id), `${types} names ${id}`);
+        for (const id of listed) assert.ok(all.includes(id), `${types} names only sessions`);
+        if (
+          options.typedList === "exact" && types.every((type) => SPARSE_EVENT_TYPES.includes(type))
+        ) {
+          assert.deepStrictEqual(listed, holders, `${types} exactly`);
+        }
+      }
+    },
+  );
 
   test("concurrent creates of one id: exactly one wins, the others get SessionExists", async (log) => {
     const outcomes = await Promise.allSettled(
