@@ -29,7 +29,7 @@ export interface RecoveryHost {
 }
 
 /**
- * Recovers queued input across every session in the store. Only sessions an agent of the same id drives (meta
+ * Recovers queued input across the sessions the store lists as holding some (`list({ types })`). Only sessions an agent of the same id drives (meta
  * `agent_id` equal to the session id) are recovered; a session that cannot be (every resident agent busy, a store
  * failure) is logged and left to the agent's next use. The event loop gets a turn between sessions. Never rejects.
  */

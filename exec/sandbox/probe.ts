@@ -40,9 +40,9 @@ export interface ProbeSandboxOptions {
 }
 
 /**
- * Probes `none`, `docker`, `deno` and `bwrap` (or the ones `only` names). Docker counts as available only when the engine answers, the image
- * exists and a throwaway container (`--network none`) actually runs `true` in it; bwrap only when a throwaway
- * sandbox with a new user namespace runs `true`.
+ * Probes `none`, `docker`, `deno` and `bwrap` (or the ones `only` names). Docker counts as available only when the
+ * engine answers, the image exists and a throwaway container (`--network none`) actually runs `true` in it; bwrap
+ * only when a throwaway sandbox with a new user namespace runs `true`.
  *
  * Contract: never throws for an unavailable provider (that is a `reason`); starts nothing that outlives it.
  */
