@@ -2,8 +2,8 @@
 /**
  * `trt serve` start-up on a Terret home whose SQLite store holds a long history, against the same start on an empty
  * home (the baseline: the same boot with nothing to sweep). At start the approvals row, the agents row (queued
- * input) and the jobs row (lost jobs) each read every session by type; the store's index of sparse types is what
- * keeps that from costing every stored event. The history: `--sessions` sessions (default 1,000) of `--events`
+ * input) and the jobs row (lost jobs) each list the sessions holding their types and read each by type; the
+ * store's index of sparse types is what keeps that from costing every stored event. The history: `--sessions` sessions (default 1,000) of `--events`
  * events each (default 2,000), in turns of a message sent over the socket (its `input/queued`, then the claiming
  * `user/message`), a tool call and its result (4 KiB of output each 12 events), with no approvals, no jobs and
  * every queued message claimed, so every sweep finds nothing: the cost measured is the search.
