@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import { TerretError } from "../errors.ts";
 import { PostgresSessionStore } from "./postgres_store.ts";
-import { MIGRATIONS, quoted, rangeQuery, SCHEMA_VERSION } from "./_schema.ts";
+import { listTypedQuery, MIGRATIONS, quoted, rangeQuery, SCHEMA_VERSION } from "./_schema.ts";
 import { runSessionStoreConformance } from "../../tests/conformance/session_store.ts";
 import { postgresLane } from "../../tests/postgres/cluster.ts";
 import { stablePort } from "../../tests/ports.ts";
@@ -74,7 +74,7 @@ test("three nodes opening a new schema at once create it once, at the current ve
   }
 });
 
-test("the sparse types' index: created at open (an existing schema included, its version unchanged) and what a typed read of sparse types alone is planned through", async () => {
+test("the sparse types' index: created at open (an existing schema included, its version unchanged) and what a typed read or a list of sparse types alone is planned through", async () => {
   const sql = postgres(url, { onnotice: () => {} });
   const indexed = async () =>
     (await sql.unsafe(
@@ -114,6 +114,16 @@ test("the sparse types' index: created at open (an existing schema included, its
       await plan(["user/message", "assistant/chunk"]),
       /session_events_sparse_v1/,
     );
+    // The list of the sessions holding sparse types, in its generic plan too: a scan of the index alone.
+    const listed = await sql.begin(async (tx) => {
+      await tx.unsafe("SET LOCAL enable_seqscan = off");
+      await tx.unsafe("SET LOCAL plan_cache_mode = force_generic_plan");
+      await tx.unsafe(`PREPARE listed (text[]) AS ${listTypedQuery(quoted("sparse"))}`);
+      const rows = await tx.unsafe(`EXPLAIN EXECUTE listed(ARRAY['approval/requested'])`);
+      await tx.unsafe("DEALLOCATE listed");
+      return rows.map((row) => row["QUERY PLAN"] as string).join("\n");
+    });
+    assert.match(listed, /Index Only Scan using session_events_sparse_v1/);
   } finally {
     await sql.unsafe("DROP SCHEMA IF EXISTS sparse CASCADE");
     await sql.end();

@@ -135,6 +135,11 @@ export class MemorySessionStore implements SessionStore {
 
   list(options: StoreListOptions = {}): Promise<string[]> {
     if (this.#closed) return Promise.reject(storeClosed(this.kind));
+    try {
+      checkSignal(options.signal);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const types = options.types;
     const ids = types === undefined
       ? [...this.#sessions.keys()]

@@ -219,6 +219,11 @@ export function runSessionStoreConformance(
       }
       const all = ["s0", "s1", "s2", "s3", "s4"];
       assert.deepStrictEqual(await log.list(), all);
+      const aborted = AbortSignal.abort(new Error("listing aborted"));
+      await assert.rejects(
+        log.list({ types: ["input/queued"], signal: aborted }),
+        /listing aborted/,
+      );
       const lists: [readonly string[], string[]][] = [
         [["approval/requested", "approval/resolved"], ["s1"]],
         [["input/queued"], ["s2"]],
