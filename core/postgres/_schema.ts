@@ -69,12 +69,22 @@ export function rangeQuery(s: string, types: readonly string[] | undefined): str
 }
 
 /**
- * The sessions of schema `s` (quoted) holding an event of the sparse types `$1` (an array), sorted: one scan of
- * {@linkcode SPARSE_INDEX}, whose condition the query carries verbatim.
+ * The sessions of schema `s` (quoted) holding an event of the sparse types `$1` (an array) with ids greater than `$2`
+ * (`''` for all), sorted, at most `$3` (`NULL` for no limit): one range scan of {@linkcode SPARSE_INDEX}, whose
+ * condition the query carries verbatim, stopping at the limit.
  */
 export function listTypedQuery(s: string): string {
   return `SELECT DISTINCT session_id FROM ${s}.session_events WHERE ${SPARSE_TYPES_SQL} AND type = ANY($1) ` +
-    `ORDER BY session_id`;
+    "AND session_id > $2 ORDER BY session_id LIMIT $3";
+}
+
+/**
+ * The sessions of schema `s` (quoted) with ids greater than `$1` (`''` for all), sorted, at most `$2` (`NULL` for no
+ * limit): a range scan of the heads' primary key, stopping at the limit.
+ */
+export function listQuery(s: string): string {
+  return `SELECT session_id FROM ${s}.session_heads WHERE head > 0 AND session_id > $1 ` +
+    "ORDER BY session_id LIMIT $2";
 }
 
 /** The schema version this code writes and reads. */

@@ -14,6 +14,7 @@ import {
   checkImport,
   checkSignal,
   CommitListeners,
+  listPage,
   missingRow,
   readBounds,
   rowCorrupt,
@@ -31,7 +32,15 @@ import type {
   StoreStats,
 } from "../sessions/store.ts";
 import { AsyncGroupCommit, type Outcome } from "./_async_group.ts";
-import { listTypedQuery, migrate, quoted, rangeQuery, redactUrl, SCHEMA_NAME } from "./_schema.ts";
+import {
+  listQuery,
+  listTypedQuery,
+  migrate,
+  quoted,
+  rangeQuery,
+  redactUrl,
+  SCHEMA_NAME,
+} from "./_schema.ts";
 import { allSparse } from "../sessions/_sparse_types.ts";
 import { headOf } from "./_write_statements.ts";
 import { RemoteHeads } from "./_remote_heads.ts";
@@ -346,18 +355,24 @@ export class PostgresSessionStore implements SessionStore {
     return rows.length === 0 ? 0 : Number(rows[0]![0]);
   }
 
+  /** One query costing the page: a range scan from `after` (the heads, or the sparse index) that stops at `limit`. */
   async list(options: StoreListOptions = {}): Promise<string[]> {
     if (this.#closing !== undefined) throw storeClosed(this.kind);
     checkSignal(options.signal);
-    // Sparse types alone are answered from their index (one scan of it); any other list from the heads (all).
+    const page = listPage(options);
+    // Text cannot hold NUL. No session id holds it either, so the ids after a bound are those after its part before
+    // the first NUL: the bound is cut there, and lists the same.
+    const after = page.after?.split("\0", 1)[0] ?? "";
+    const limit = page.limit ?? null;
+    // Sparse types alone are answered from their index; any other list from the heads (a superset, page by page).
     const types = options.types;
     const rows = types !== undefined && allSparse(types)
-      ? await this.#query<[string]>(listTypedQuery(this.#s), [types], "list sessions by type")
-      : await this.#query<[string]>(
-        `SELECT session_id FROM ${this.#s}.session_heads WHERE head > 0 ORDER BY session_id`,
-        [],
-        "list sessions",
-      );
+      ? await this.#query<[string]>(
+        listTypedQuery(this.#s),
+        [types, after, limit],
+        "list sessions by type",
+      )
+      : await this.#query<[string]>(listQuery(this.#s), [after, limit], "list sessions");
     return rows.map((row) => row[0]);
   }
 

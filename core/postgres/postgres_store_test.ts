@@ -2,7 +2,14 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import { TerretError } from "../errors.ts";
 import { PostgresSessionStore } from "./postgres_store.ts";
-import { listTypedQuery, MIGRATIONS, quoted, rangeQuery, SCHEMA_VERSION } from "./_schema.ts";
+import {
+  listQuery,
+  listTypedQuery,
+  MIGRATIONS,
+  quoted,
+  rangeQuery,
+  SCHEMA_VERSION,
+} from "./_schema.ts";
 import { runSessionStoreConformance } from "../../tests/conformance/session_store.ts";
 import { postgresLane } from "../../tests/postgres/cluster.ts";
 import { stablePort } from "../../tests/ports.ts";
@@ -114,16 +121,43 @@ test("the sparse types' index: created at open (an existing schema included, its
       await plan(["user/message", "assistant/chunk"]),
       /session_events_sparse_v1/,
     );
-    // The list of the sessions holding sparse types, in its generic plan too: a scan of the index alone.
-    const listed = await sql.begin(async (tx) => {
-      await tx.unsafe("SET LOCAL enable_seqscan = off");
-      await tx.unsafe("SET LOCAL plan_cache_mode = force_generic_plan");
-      await tx.unsafe(`PREPARE listed (text[]) AS ${listTypedQuery(quoted("sparse"))}`);
-      const rows = await tx.unsafe(`EXPLAIN EXECUTE listed(ARRAY['approval/requested'])`);
-      await tx.unsafe("DEALLOCATE listed");
-      return rows.map((row) => row["QUERY PLAN"] as string).join("\n");
-    });
-    assert.match(listed, /Index Only Scan using session_events_sparse_v1/);
+    // The lists, in their generic plans too, on a table of some size (2,000 sessions of 10 events, a title in every
+    // other one, analyzed), where a plan's cost shows: a page of the sessions holding sparse types is a range scan of
+    // their index alone from the bound, in id order under the limit (no sort: it stops at the limit); a page of every
+    // session, the same of the heads' key.
+    await sql.unsafe(`
+      INSERT INTO sparse.session_heads (session_id, head) SELECT 's' || i, 10 FROM generate_series(1, 2000) i;
+      INSERT INTO sparse.session_events (session_id, seq, id, at, type, payload)
+        SELECT 's' || i, k, i || '-' || k, '2026-01-01T00:00:00.000Z',
+          CASE WHEN k = 1 THEN 'session/created' WHEN k = 3 THEN 'user/message'
+            WHEN k = 5 AND i % 2 = 0 THEN 'session/titled' ELSE 'assistant/chunk' END, '{}'
+        FROM generate_series(1, 2000) i, generate_series(1, 10) k;
+      ANALYZE sparse.session_heads;
+      ANALYZE sparse.session_events;`);
+    const listPlan = async (types: string, params: string, args: string): Promise<string> =>
+      await sql.begin(async (tx) => {
+        await tx.unsafe("SET LOCAL plan_cache_mode = force_generic_plan");
+        await tx.unsafe(
+          `PREPARE listed (${params}) AS ${
+            types === "" ? listQuery(quoted("sparse")) : listTypedQuery(quoted("sparse"))
+          }`,
+        );
+        const rows = await tx.unsafe(`EXPLAIN EXECUTE listed(${types}${args})`);
+        await tx.unsafe("DEALLOCATE listed");
+        return rows.map((row) => row["QUERY PLAN"] as string).join("\n");
+      });
+    for (const args of [", 's1000', 100", ", '', NULL"]) {
+      const listed = await listPlan("ARRAY['session/titled']", "text[], text, bigint", args);
+      assert.match(listed, /^Limit/);
+      assert.match(listed, /Index Only Scan using session_events_sparse_v1/);
+      assert.match(listed, /Index Cond: \(session_id > \$2\)/);
+      assert.doesNotMatch(listed, /Sort|Hash/);
+      const heads = await listPlan("", "text, bigint", args.slice(2));
+      assert.match(heads, /^Limit/);
+      assert.match(heads, /Index Scan using session_heads_pkey/);
+      assert.match(heads, /Index Cond: \(session_id > \$1\)/);
+      assert.doesNotMatch(heads, /Sort|Hash/);
+    }
   } finally {
     await sql.unsafe("DROP SCHEMA IF EXISTS sparse CASCADE");
     await sql.end();

@@ -85,14 +85,19 @@ const COLUMNS = "seq, id, at, type, parent_id, payload";
  */
 const LIMIT = "LIMIT CAST(? AS INTEGER)";
 /**
- * Every session id, ascending, one index seek per session (a skip scan of the `(session_id, seq)` index): `SELECT
- * DISTINCT` would walk every event's index entry, which the boot-time sweeps pay once each on a large store.
+ * Session ids, ascending, one index seek per session (a skip scan of the `(session_id, seq)` index): `SELECT
+ * DISTINCT` would walk every event's index entry, which the boot-time sweeps pay once each on a large store. Takes
+ * `(after, limit)`: the first seek is for the least id greater than `after` (`''` lists from the first: ids are not
+ * empty), and the limit sits on the recursive select, where SQLite stops adding rows (so stops seeking) once it has
+ * that many; a negative limit is none. The terminal `NULL` row (no id after the last) may count toward the limit,
+ * but only once the ids are exhausted, so a page holds `limit` ids whenever that many remain.
  */
 const LIST_SESSIONS = `WITH RECURSIVE ids(session_id) AS (
-  SELECT (SELECT min(session_id) FROM session_events)
+  SELECT (SELECT min(session_id) FROM session_events WHERE session_id > ?)
   UNION ALL
   SELECT (SELECT min(session_id) FROM session_events WHERE session_id > ids.session_id) FROM ids
   WHERE ids.session_id IS NOT NULL
+  ${LIMIT}
 ) SELECT session_id FROM ids WHERE session_id IS NOT NULL`;
 /** The most types a typed read binds as plain parameters (more go in as one JSON list). */
 const TYPED_LISTS = 16;
@@ -125,11 +130,12 @@ export class SqliteStatements {
   readonly #sparseIndexed: boolean;
   /** {@linkcode JsonRow}s of `(session, from, limit)`. */
   readonly rangeJson: StatementSync;
-  /** `{ session_id }` objects: every session, ascending. */
+  /** `{ session_id }` objects of `(after, limit)`: the sessions after `after`, ascending, at most `limit` (-1: all). */
   readonly list: StatementSync;
   /**
-   * `{ session_id }` objects of `(types as JSON)`: the sessions holding an event of those sparse types, ascending,
-   * from one scan of {@linkcode SPARSE_INDEX}; `undefined` when the file lacks the index.
+   * `{ session_id }` objects of `(types as JSON, after, limit)`: the sessions after `after` holding an event of
+   * those sparse types, ascending, at most `limit` (-1: all), from one range scan of {@linkcode SPARSE_INDEX} that
+   * stops at the limit; `undefined` when the file lacks the index.
    */
   readonly listSparse: StatementSync | undefined;
   readonly begin: StatementSync;
@@ -158,7 +164,8 @@ export class SqliteStatements {
     this.listSparse = this.#sparseIndexed
       ? db.prepare(
         `SELECT DISTINCT session_id FROM session_events WHERE ${SPARSE_TYPES_SQL} ` +
-          "AND type IN (SELECT value FROM json_each(?)) ORDER BY session_id",
+          "AND type IN (SELECT value FROM json_each(?)) AND session_id > ? " +
+          `ORDER BY session_id ${LIMIT}`,
       )
       : undefined;
     this.begin = db.prepare("BEGIN IMMEDIATE");

@@ -6,7 +6,12 @@
 import type { Context } from "@terret/hames";
 import { TerretError } from "../errors.ts";
 import type { SessionEvent } from "./envelope.ts";
-import type { CommitListener, StoreJsonReadOptions, StoreReadOptions } from "./store.ts";
+import type {
+  CommitListener,
+  StoreJsonReadOptions,
+  StoreListOptions,
+  StoreReadOptions,
+} from "./store.ts";
 
 /** Default `max_bytes` of a `readJson` page. */
 export const JSON_PAGE_BYTES = 256 * 1024;
@@ -120,6 +125,26 @@ export function readBounds(options: StoreReadOptions): { from: number; to: numbe
     }
   }
   return { from, to, limit };
+}
+
+/**
+ * The checked page of a list: `after` (`undefined` when absent) and `limit` (`undefined` when absent: no limit). A
+ * non-string `after` throws a `TypeError`; a `limit` that is not a positive safe integer throws a `RangeError`.
+ */
+export function listPage(
+  options: StoreListOptions,
+): { after: string | undefined; limit: number | undefined } {
+  const { after, limit } = options;
+  if (after !== undefined && typeof after !== "string") {
+    const got = after === null ? "null" : Array.isArray(after) ? "an array" : typeof after;
+    throw new TypeError(`Cannot list sessions: after must be a string, got ${got}`);
+  }
+  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) {
+    throw new RangeError(
+      `Cannot list sessions: limit must be a positive integer, got ${String(limit)}`,
+    );
+  }
+  return { after, limit };
 }
 
 /** Checks that an import is a whole session: one id, seqs 1..n. */

@@ -17,6 +17,7 @@ import {
   CommitListeners,
   envelopeJson,
   jsonBounds,
+  listPage,
   readBounds,
   sessionExists,
   sessionNotFound,
@@ -290,18 +291,28 @@ export class JsonlSessionStore implements SessionStore {
     }
   }
 
-  /** Every session; with `types`, every session too (a superset: the files keep no index of types). */
+  /**
+   * Every session; with `types`, every session too (a superset: the files keep no index of types). A page reads the
+   * directory's names, then checks heads in id order from `after`, only until `limit` sessions with events are found.
+   */
   async list(options: StoreListOptions = {}): Promise<string[]> {
     if (this.#closing !== undefined) throw storeClosed(this.kind);
     checkSignal(options.signal);
-    const ids: string[] = [];
+    const { after, limit = Number.MAX_SAFE_INTEGER } = listPage(options);
+    const names: string[] = [];
     for await (const entry of Deno.readDir(this.#dir)) {
       if (entry.isFile && entry.name.endsWith(".jsonl") && !entry.name.startsWith(".")) {
         const id = entry.name.slice(0, -".jsonl".length);
-        if (this.#headOf(id, false) > 0) ids.push(id);
+        if (after === undefined || id > after) names.push(id);
       }
     }
-    return ids.sort();
+    names.sort();
+    const ids: string[] = [];
+    for (const id of names) {
+      if (ids.length >= limit) break;
+      if (this.#headOf(id, false) > 0) ids.push(id);
+    }
+    return ids;
   }
 
   onCommit(listener: CommitListener): () => void {

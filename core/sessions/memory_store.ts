@@ -13,6 +13,7 @@ import {
   CommitListeners,
   envelopeJson,
   jsonBounds,
+  listPage,
   readBounds,
   reporter,
   sessionExists,
@@ -135,19 +136,22 @@ export class MemorySessionStore implements SessionStore {
 
   list(options: StoreListOptions = {}): Promise<string[]> {
     if (this.#closed) return Promise.reject(storeClosed(this.kind));
+    let page: { after: string | undefined; limit: number | undefined };
     try {
       checkSignal(options.signal);
+      page = listPage(options);
     } catch (error) {
       return Promise.reject(error);
     }
+    const { after, limit } = page;
     const types = options.types;
-    const ids = types === undefined
-      ? [...this.#sessions.keys()]
-      : [...this.#sessions].filter(([, events]) =>
-        events.some((event) => types.includes(event.type))
-      )
-        .map(([id]) => id);
-    return Promise.resolve(ids.sort());
+    const ids: string[] = [];
+    for (const [id, events] of this.#sessions) {
+      if (after !== undefined && id <= after) continue;
+      if (types === undefined || events.some((event) => types.includes(event.type))) ids.push(id);
+    }
+    ids.sort();
+    return Promise.resolve(limit === undefined ? ids : ids.slice(0, limit));
   }
 
   onCommit(listener: CommitListener): () => void {

@@ -106,7 +106,8 @@ export interface Sessions {
   head(sessionId: string, options?: SignalOptions): Promise<number>;
   /**
    * Every session id, sorted. With `types`, the sessions holding an event of one of those types, or more (see
-   * {@linkcode StoreListOptions}): confirm each with a read.
+   * {@linkcode StoreListOptions}): confirm each with a read. With `after` and `limit`, one page of them, at about
+   * the page's cost: pass a page's last id as the next `after` until a page comes back shorter than `limit`.
    */
   list(options?: StoreListOptions): Promise<string[]>;
   /**

@@ -97,18 +97,62 @@ Deno.test("sqlite sparse index: a typed read of sparse types alone searches the 
   }
 });
 
-Deno.test("sqlite sparse index: listing the sessions that hold sparse types scans the index alone", () => {
+Deno.test("sqlite sparse index: a page of the sessions that hold sparse types is a range of the index alone, in id order", () => {
   const db = new DatabaseSync(":memory:");
   try {
     db.exec(SCHEMA);
     db.exec(SPARSE_INDEX);
     const statement = new SqliteStatements(db).listSparse!;
-    const plan = db.prepare(`EXPLAIN QUERY PLAN ${statement.sourceSQL}`).all(
-      JSON.stringify(["approval/requested"]),
-    ).map((row) => (row as { detail: string }).detail).join(" | ");
-    assert.match(plan, new RegExp(`SCAN session_events USING COVERING INDEX ${INDEX}`));
+    for (const [after, limit] of [["", -1], ["s5", 100]] as const) {
+      const plan = db.prepare(`EXPLAIN QUERY PLAN ${statement.sourceSQL}`).all(
+        JSON.stringify(["approval/requested"]),
+        after,
+        limit,
+      ).map((row) => (row as { detail: string }).detail).join(" | ");
+      // Sought from the bound, and in index order: no temporary b-tree to sort or deduplicate, so the scan stops at
+      // the limit.
+      assert.match(
+        plan,
+        new RegExp(`SEARCH session_events USING COVERING INDEX ${INDEX} \\(session_id>\\?\\)`),
+      );
+      assert.doesNotMatch(plan, /TEMP B-TREE/);
+    }
   } finally {
     db.close();
+  }
+});
+
+Deno.test("sqlite sparse index: pages of sparse holders, several entries a session: each holder once, after the bound, at most the limit", async () => {
+  const store = SqliteSessionStore.open({ path: ":memory:" });
+  try {
+    // 40 sessions (s00..s39): a title at seq 25 in the even ones, user messages in all.
+    for (let i = 0; i < 40; i++) {
+      const id = `s${String(i).padStart(2, "0")}`;
+      const events = session(id, 30);
+      await store.importSession(
+        i % 2 === 0
+          ? events
+          : events.map((event) =>
+            event.type === "session/titled" ? { ...event, type: "assistant/chunk" } : event
+          ),
+      );
+    }
+    const titled = ["session/titled"];
+    const even = Array.from({ length: 20 }, (_, i) => `s${String(i * 2).padStart(2, "0")}`);
+    assert.deepStrictEqual(await store.list({ types: titled }), even);
+    assert.deepStrictEqual(await store.list({ types: titled, limit: 3 }), ["s00", "s02", "s04"]);
+    assert.deepStrictEqual(await store.list({ types: titled, after: "s04", limit: 2 }), [
+      "s06",
+      "s08",
+    ]);
+    assert.deepStrictEqual(await store.list({ types: titled, after: "s05" }), even.slice(3));
+    assert.deepStrictEqual(await store.list({ types: titled, after: "s38", limit: 5 }), []);
+    assert.deepStrictEqual(await store.list({ types: ["user/message"], after: "s37" }), [
+      "s38",
+      "s39",
+    ]);
+  } finally {
+    await store.close();
   }
 });
 
@@ -187,6 +231,8 @@ Deno.test("sqlite sparse index: a store that cannot create it (another writer ho
       );
       // Without the index, a list by sparse types names every session (a superset, which the contract allows).
       assert.deepStrictEqual(await store.list({ types: ["job/started"] }), ["s"]);
+      assert.deepStrictEqual(await store.list({ types: ["job/started"], limit: 1 }), ["s"]);
+      assert.deepStrictEqual(await store.list({ types: ["job/started"], after: "s" }), []);
     } finally {
       writer.exec("ROLLBACK");
       writer.close();

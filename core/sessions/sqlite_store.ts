@@ -27,6 +27,7 @@ import {
   checkSignal,
   CommitListeners,
   jsonBounds,
+  listPage,
   missingRow,
   readBounds,
   rowCorrupt,
@@ -337,20 +338,28 @@ export class SqliteSessionStore implements SessionStore {
     return Promise.resolve(head);
   }
 
+  /**
+   * One synchronous query, costing the page: the plain list seeks once per id returned, the list by sparse types
+   * scans their index from `after` until `limit` sessions are found.
+   */
   list(options: StoreListOptions = {}): Promise<string[]> {
     if (this.#closing !== undefined) return Promise.reject(storeClosed(this.kind));
+    let page: { after: string | undefined; limit: number | undefined };
     try {
       checkSignal(options.signal);
+      page = listPage(options);
     } catch (error) {
       return Promise.reject(error);
     }
-    // Sparse types alone are answered from their index (one scan of it); any other list by every session.
+    const after = page.after ?? "";
+    const limit = page.limit ?? -1;
+    // Sparse types alone are answered from their index; any other list by every session (a superset, page by page).
     const types = options.types;
     const sparse = types !== undefined && allSparse(types) ? this.#sql.listSparse : undefined;
     const rows =
-      (sparse === undefined ? this.#sql.list.all() : sparse.all(JSON.stringify(types))) as {
-        session_id: string;
-      }[];
+      (sparse === undefined
+        ? this.#sql.list.all(after, limit)
+        : sparse.all(JSON.stringify(types), after, limit)) as { session_id: string }[];
     return Promise.resolve(rows.map((row) => row.session_id));
   }
 

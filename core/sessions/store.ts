@@ -21,7 +21,16 @@ export interface StoreReadOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Options for {@linkcode SessionStore.list}. */
+/**
+ * Options for {@linkcode SessionStore.list}.
+ *
+ * A list is a page: ascending ids (string order, which for session ids is byte order), every one greater than
+ * `after`, at most `limit` of them. For a typed list the superset rule holds per page: every session holding one of
+ * the `types` whose id is in the range (`after`, last id returned] is in the page, and a page shorter than `limit`
+ * (or any page without a `limit`) means no holder comes after it. So paging, with the last id of each page as the
+ * next page's `after` until a page comes back shorter than `limit`, visits every holder exactly once. A bad `after`
+ * or `limit` rejects (nothing is listed). Without `after` and `limit`, the list is every session (or holder).
+ */
 export interface StoreListOptions {
   /**
    * Only sessions holding at least one event of one of these types. A store may answer a superset (every session,
@@ -29,6 +38,16 @@ export interface StoreListOptions {
    * stores), never less: callers confirm with a read of each session.
    */
   readonly types?: readonly string[];
+  /**
+   * Only ids strictly greater than this one in string order (any string is a bound, a session id or not); a
+   * non-string rejects with a `TypeError`. Absent: from the first session.
+   */
+  readonly after?: string;
+  /**
+   * At most this many ids: a positive safe integer, anything else rejects with a `RangeError`. Absent: no limit.
+   * A store answers a page at about the cost of the page, not of every session, where it can.
+   */
+  readonly limit?: number;
   /** Aborts the listing (rejecting with the signal's reason). */
   readonly signal?: AbortSignal;
 }
@@ -104,6 +123,9 @@ export type RemoteCommitListener = (sessionId: string | undefined, head: number)
  *   its new head, never the events): the log then reads them from the store, so a listener may be told late or more
  *   than once, but a store that offers it must not miss a commit without reporting `undefined` (anything may have
  *   advanced). Stores without it tail only their own process's appends.
+ * - `list` returns ids ascending in string order, each once, only ids greater than `after`, at most `limit`; a typed
+ *   list may name more than the holders, never fewer, page by page (see {@linkcode StoreListOptions}), so paging on
+ *   the last id returned visits every holder exactly once.
  * - `close` waits for pending appends, then releases the store; everything after it rejects `StoreClosed`.
  * - A store never rewrites or removes an event.
  */
@@ -120,7 +142,12 @@ export interface SessionStore {
   readJson?(sessionId: string, options?: StoreJsonReadOptions): Promise<EventJson[]>;
   /** The highest seq of a session (0 when it has none). */
   head(sessionId: string, options?: { readonly signal?: AbortSignal }): Promise<number>;
-  /** Every session id the store holds (with `types`, those holding such events, or more), sorted. */
+  /**
+   * Every session id the store holds (with `types`, those holding such events, or more), sorted ascending; with
+   * `after` and `limit`, one page of them: only ids greater than `after`, at most `limit`, and for a typed list
+   * every holder in the page's range and, when the page is shorter than `limit`, none after it (see
+   * {@linkcode StoreListOptions}).
+   */
   list(options?: StoreListOptions): Promise<string[]>;
   /** Registers a commit listener; returns its remover. */
   onCommit(listener: CommitListener): () => void;

@@ -249,6 +249,181 @@ export function runSessionStoreConformance(
     },
   );
 
+  test(
+    `list pages by after and limit: ascending, each id once, ${
+      options.typedList === "exact"
+        ? "typed pages naming exactly the holders"
+        : "typed pages a superset"
+    }, bad bounds rejected`,
+    async (log, store) => {
+      // Written in no particular order; byte order puts "-" < "." < digits < upper case < "_" < lower case.
+      const ids = [
+        "b",
+        "a-10",
+        "Z",
+        "a-1",
+        "zz",
+        "a.b",
+        "0",
+        "B",
+        "a_b",
+        "a-2",
+        "c0",
+        "a",
+        "z.",
+        "9",
+        "ab",
+        "b-1",
+        "A",
+        "a-",
+        "z-",
+        "b_1",
+        "aa",
+        "b.1",
+        "ba",
+        "c",
+        "z",
+      ];
+      const titled = ["9", "Z", "a-10", "a-2", "a_b", "b", "b.1", "c", "z-", "zz"];
+      const queued = ["a", "ba", "a-2"];
+      for (const id of ids) {
+        await log.create({ session_id: id });
+        await log.append(id, chunk(id));
+        if (titled.includes(id)) {
+          await log.append(id, { type: "session/titled", payload: { title: id } });
+        }
+        if (queued.includes(id)) {
+          await log.append(id, {
+            type: "input/queued",
+            payload: { kind: "message", content: id, wake: true },
+          });
+        }
+      }
+      const all = [...ids].sort();
+      assert.equal(all.length, 25);
+      assert.deepStrictEqual(all.slice(0, 8), ["0", "9", "A", "B", "Z", "a", "a-", "a-1"]);
+      assert.deepStrictEqual(await store.list(), all);
+
+      // Pages the list by `limit`, each page's last id the next page's `after`, until a short page; checks each page
+      // against the contract (ascending, after the bound, at most `limit`, every holder in its range, none missed).
+      const paged = async (limit: number, types?: readonly string[]): Promise<string[]> => {
+        const holders = types === undefined
+          ? all
+          : all.filter((id) =>
+            (types.includes("session/titled") && titled.includes(id)) ||
+            (types.includes("input/queued") && queued.includes(id)) ||
+            types.includes("assistant/chunk")
+          );
+        const visited: string[] = [];
+        let after: string | undefined;
+        for (let pages = 0;; pages++) {
+          assert.ok(pages <= all.length, `${types ?? "all"} by ${limit}: paging ends`);
+          const page = await store.list({
+            limit,
+            ...(after === undefined ? {} : { after }),
+            ...(types === undefined ? {} : { types }),
+          });
+          const what = `${types ?? "all"} by ${limit} after ${after ?? "(none)"}`;
+          assert.ok(page.length <= limit, `${what}: at most ${limit}, got ${page}`);
+          assert.deepStrictEqual(page, [...new Set(page)].sort(), `${what}: ascending, once each`);
+          for (const id of page) {
+            assert.ok(after === undefined || id > after, `${what}: ${id} is after the bound`);
+            assert.ok(all.includes(id), `${what}: ${id} is a session`);
+          }
+          const last = page.at(-1);
+          const end = page.length < limit ? undefined : last;
+          for (const id of holders) {
+            if ((after === undefined || id > after) && (end === undefined || id <= end)) {
+              assert.ok(page.includes(id), `${what}: holder ${id} is in the page ${page}`);
+            }
+          }
+          visited.push(...page);
+          if (page.length < limit) break;
+          after = last;
+        }
+        assert.deepStrictEqual(visited, [...new Set(visited)].sort(), "pages do not overlap");
+        for (const id of holders) assert.ok(visited.includes(id), `paging visits ${id}`);
+        if (types === undefined) assert.deepStrictEqual(visited, all);
+        return visited;
+      };
+      for (const limit of [1, 2, 7, 25, 26, 1000]) assert.deepStrictEqual(await paged(limit), all);
+
+      // The bound: an existing id is excluded, any string bounds (ids or not), past the last is empty.
+      const after = (bound: string) => all.filter((id) => id > bound);
+      assert.deepStrictEqual(await store.list({ after: "a-1" }), after("a-1"));
+      assert.equal((await store.list({ after: "a-1" }))[0], "a-10");
+      assert.deepStrictEqual(await store.list({ after: "a-1", limit: 3 }), ["a-10", "a-2", "a.b"]);
+      assert.deepStrictEqual(await store.list({ after: "0" }), all.slice(1));
+      assert.deepStrictEqual(await store.list({ after: "" }), all);
+      assert.deepStrictEqual(await store.list({ after: "!", limit: 2 }), ["0", "9"]);
+      for (const bound of ["a-1 ", "a-1\0", "a/", "a-\u00e9", "_", "Z9"]) {
+        assert.deepStrictEqual(await store.list({ after: bound }), after(bound), `after ${bound}`);
+      }
+      assert.deepStrictEqual(await store.list({ after: "zz" }), []);
+      assert.deepStrictEqual(await store.list({ after: "zzz", limit: 5 }), []);
+      assert.deepStrictEqual(await store.list({ after: "\u00e9" }), []);
+
+      // Typed pages: every holder once; an exact store names exactly them.
+      for (
+        const types of [["session/titled"], ["input/queued"], ["session/titled", "input/queued"]]
+      ) {
+        const holders = all.filter((id) =>
+          (types.includes("session/titled") && titled.includes(id)) ||
+          (types.includes("input/queued") && queued.includes(id))
+        );
+        for (const limit of [1, 2, 3, 7, 100]) {
+          const visited = await paged(limit, types);
+          if (options.typedList === "exact") {
+            assert.deepStrictEqual(visited, holders, `${types} by ${limit}`);
+          }
+        }
+        const bounded = await store.list({ types, after: "a-10", limit: 2 });
+        if (options.typedList === "exact") {
+          assert.deepStrictEqual(bounded, holders.filter((id) => id > "a-10").slice(0, 2));
+        }
+        assert.ok(bounded.every((id) => id > "a-10"), `${types} after a-10: ${bounded}`);
+        assert.deepStrictEqual(await store.list({ types, after: "zz" }), []);
+      }
+      // A type outside the sparse ones: a superset at most, every holder (all sessions) still visited once.
+      for (const limit of [1, 7]) {
+        assert.deepStrictEqual(await paged(limit, ["assistant/chunk"]), all);
+      }
+
+      // Bad bounds reject (a promise, not a throw) and list nothing; the store is unharmed.
+      const refused = async (
+        options: Record<string, unknown>,
+        kind: typeof RangeError | typeof TypeError,
+        message: string,
+      ): Promise<void> => {
+        let pending: Promise<string[]> | undefined;
+        assert.doesNotThrow(() => {
+          pending = store.list(options as never);
+          pending.catch(() => {});
+        }, `${String(options.limit)}, ${String(options.after)}: rejects instead of throwing`);
+        await assert.rejects(pending!, (error: unknown) => {
+          assert.ok(error instanceof kind, `${String(error)} is a ${kind.name}`);
+          assert.equal((error as Error).message, message);
+          return true;
+        });
+      };
+      for (const limit of [0, -1, 1.5, NaN, Infinity, 2 ** 53, "3", null]) {
+        const message = `Cannot list sessions: limit must be a positive integer, got ${limit}`;
+        await refused({ limit }, RangeError, message);
+        await refused({ limit, types: ["session/titled"], after: "a" }, RangeError, message);
+      }
+      for (
+        const [bound, got] of [[5, "number"], [null, "null"], [["a"], "an array"]] as const
+      ) {
+        const message = `Cannot list sessions: after must be a string, got ${got}`;
+        await refused({ after: bound }, TypeError, message);
+        await refused({ after: bound, types: ["session/titled"], limit: 2 }, TypeError, message);
+      }
+      assert.deepStrictEqual(await store.list(), all);
+      assert.deepStrictEqual(await store.list({ limit: 1 }), ["0"]);
+      assert.equal((await log.append("a", chunk("after the refusals"))).seq, 4);
+    },
+  );
+
   test("concurrent creates of one id: exactly one wins, the others get SessionExists", async (log) => {
     const outcomes = await Promise.allSettled(
       range(1, 8).map(() => log.create({ session_id: "same" })),
