@@ -27,6 +27,7 @@ import {
 import { LiveFeeds } from "./_live_feeds.ts";
 import type { TailSource } from "./_replay_tail.ts";
 import { schemaIssues } from "./_fast_checks.ts";
+import { FoldCache } from "./_fold_cache.ts";
 import { HistoryCache } from "./_history_cache.ts";
 import { IsoClock } from "./_iso_clock.ts";
 import {
@@ -36,7 +37,7 @@ import {
 } from "./normalize_payload.ts";
 import { ScrubberSet } from "./_scrubber_set.ts";
 import type { EventJson, SessionStore, StoreListOptions, StoreReadOptions } from "./store.ts";
-import { rollupUsage, USAGE_EVENT_TYPES, type UsageRollup } from "./usage.ts";
+import { USAGE_EVENT_TYPES, type UsageRollup, UsageTally } from "./usage.ts";
 import type {
   CreateOptions,
   DeriveFromLogOptions,
@@ -57,6 +58,11 @@ export interface SessionLogOptions {
   readonly streamBufferLimit?: number;
   /** Sessions whose derived history is cached for `deriveMessages` (default 1,024). */
   readonly historyCacheSessions?: number;
+  /**
+   * Sessions whose usage rollup is cached for `usage` (default 10,000): a few numbers each, so a session's usage
+   * costs the events since it was last asked for instead of every step it ever took.
+   */
+  readonly usageCacheSessions?: number;
 }
 
 const RESERVED = new Set(["session/created", "session/forked"]);
@@ -89,6 +95,7 @@ export class SessionLog implements Sessions {
   readonly #projections = new Map<string, Projection>(BUILTIN_PROJECTIONS);
   readonly #feeds: LiveFeeds;
   readonly #histories: HistoryCache;
+  readonly #usages: FoldCache<UsageTally>;
   /** The last `at` written and its millisecond. */
   readonly #clock = new IsoClock();
   /** The envelope JSON of committed events, serialized once for every JSON stream that tails them. */
@@ -107,14 +114,10 @@ export class SessionLog implements Sessions {
     this.#maxBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.#feeds = new LiveFeeds(store, options.streamBufferLimit ?? 10_000);
     for (const def of SESSION_EVENT_TYPES) this.#types.set(def.name, def);
-    const cacheSessions = options.historyCacheSessions ?? 1024;
-    if (!Number.isSafeInteger(cacheSessions) || cacheSessions < 1) {
-      throw new RangeError(
-        `Cannot create the session log: historyCacheSessions must be a positive integer, got ${cacheSessions}`,
-      );
-    }
+    const head = (id: string, signal: AbortSignal | undefined): Promise<number> =>
+      store.head(id, signal === undefined ? {} : { signal });
     this.#histories = new HistoryCache(this.#projections, {
-      head: (id, signal) => store.head(id, signal === undefined ? {} : { signal }),
+      head,
       read: (id, from, to, signal) =>
         store.read(id, {
           from_seq: from,
@@ -122,7 +125,20 @@ export class SessionLog implements Sessions {
           types: [...this.#projections.keys()],
           ...(signal === undefined ? {} : { signal }),
         }),
-    }, cacheSessions);
+    }, cacheSize("historyCacheSessions", options.historyCacheSessions ?? 1024));
+    this.#usages = new FoldCache<UsageTally>({
+      empty: () => new UsageTally(),
+      fold: (tally, event) => tally.add(event),
+    }, {
+      head,
+      read: (id, from, to, signal) =>
+        store.read(id, {
+          from_seq: from,
+          to_seq: to,
+          types: USAGE_EVENT_TYPES,
+          ...(signal === undefined ? {} : { signal }),
+        }),
+    }, cacheSize("usageCacheSessions", options.usageCacheSessions ?? 10_000));
     ctx.effect(() => {
       const off = store.onCommit((event) => this.#committed(event));
       return () => {
@@ -296,10 +312,18 @@ export class SessionLog implements Sessions {
     return forked;
   }
 
-  async usage(sessionId: string, options: SignalOptions = {}): Promise<UsageRollup> {
-    return rollupUsage(
-      await this.read(sessionId, { types: USAGE_EVENT_TYPES, ...signalOf(options) }),
-    );
+  /**
+   * The session's usage rollup, served from a per-session cache that only durable commits and reads from the store
+   * advance (as `deriveMessages` is): the store's head is read on every call and only the events not yet added are
+   * read, so the result is exactly `rollupUsage` of the stored events.
+   */
+  usage(sessionId: string, options: SignalOptions = {}): Promise<UsageRollup> {
+    try {
+      assertSessionId(sessionId);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#usages.current(sessionId, options.signal, (tally) => tally.rollup());
   }
 
   /**
@@ -501,9 +525,20 @@ export class SessionLog implements Sessions {
 
   #committed(event: SessionEvent): void {
     this.#histories.committed(event);
+    this.#usages.committed(event);
     this.#ctx.emit(SessionEventAppended, event);
     this.#feeds.push(event);
   }
+}
+
+/** A cache size option, checked: a positive integer. */
+function cacheSize(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(
+      `Cannot create the session log: ${name} must be a positive integer, got ${value}`,
+    );
+  }
+  return value;
 }
 
 function signalOf(options: SignalOptions): { signal?: AbortSignal } {

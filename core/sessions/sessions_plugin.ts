@@ -18,6 +18,8 @@ export interface SessionsConfig {
   readonly stream_buffer_limit: number;
   /** Sessions whose derived model history is cached. */
   readonly history_cache_sessions: number;
+  /** Sessions whose usage rollup is cached. */
+  readonly usage_cache_sessions: number;
 }
 
 /** The sessions plugin's config schema. */
@@ -32,6 +34,11 @@ export const sessionsConfig: z.ZodType<SessionsConfig> = z.object({
     "Sessions whose derived model history (derive_messages) is cached, fed only by durable commits and reads " +
       "from the store; a session evicted from the cache is replayed from the store on its next request. An " +
       "agent's history also leaves the cache when the agent is evicted or disposed",
+  ),
+  usage_cache_sessions: z.number().int().min(1).default(10_000).describe(
+    "Sessions whose usage rollup (tokens, cost, steps) is cached, a few numbers each, fed only by durable commits " +
+      "and reads from the store: a cached session's usage costs the events since it was last asked for, an " +
+      "evicted one's every usage event it holds",
   ),
 }) as z.ZodType<SessionsConfig>;
 
@@ -48,6 +55,7 @@ export const sessionsPlugin: Plugin<SessionsConfig> = definePlugin({
       maxPayloadBytes: config.max_payload_bytes,
       streamBufferLimit: config.stream_buffer_limit,
       historyCacheSessions: config.history_cache_sessions,
+      usageCacheSessions: config.usage_cache_sessions,
     });
     ctx.provide(SessionsKey, log);
   },

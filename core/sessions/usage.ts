@@ -54,16 +54,29 @@ export interface UsageRollup {
  * ```
  */
 export function rollupUsage(events: Iterable<SessionEvent>): UsageRollup {
-  let steps = 0, unknown = 0, utility = 0, input = 0, output = 0, cached = 0;
-  let cost: number | null = null;
-  let open = false;
-  const add = (usage: Record<string, unknown>): void => {
-    input += numberOr0(usage.input_tokens);
-    output += numberOr0(usage.output_tokens);
-    cached += numberOr0(usage.cached_tokens);
-    if (typeof usage.cost === "number") cost = (cost ?? 0) + usage.cost;
-  };
-  for (const event of events) {
+  const tally = new UsageTally();
+  for (const event of events) tally.add(event);
+  return tally.rollup();
+}
+
+/**
+ * The running state of {@linkcode rollupUsage}: events added one at a time, in seq order, each once, and a rollup
+ * taken at any point is what `rollupUsage` gives for the events added so far. The sessions service keeps one per
+ * cached session, advanced by commits, so a session's usage costs the events since it was last asked for.
+ */
+export class UsageTally {
+  #steps = 0;
+  #unknown = 0;
+  #utility = 0;
+  #input = 0;
+  #output = 0;
+  #cached = 0;
+  #cost: number | null = null;
+  /** A `step/start` not yet closed by its `step/end`. */
+  #open = false;
+
+  /** Adds one event (events of types outside {@linkcode USAGE_EVENT_TYPES} are ignored). */
+  add(event: SessionEvent): void {
     const payload = event.payload as {
       usage?: Record<string, unknown>;
       finish_reason?: unknown;
@@ -71,39 +84,51 @@ export function rollupUsage(events: Iterable<SessionEvent>): UsageRollup {
     };
     switch (event.type) {
       case "step/start":
-        if (open) unknown++;
-        open = true;
+        if (this.#open) this.#unknown++;
+        this.#open = true;
         break;
       case "step/end":
-        open = false;
-        steps++;
-        if (payload.finish_reason === "interrupted") unknown++;
-        else add(payload.usage ?? {});
+        this.#open = false;
+        this.#steps++;
+        if (payload.finish_reason === "interrupted") this.#unknown++;
+        else this.#addUsage(payload.usage ?? {});
         break;
       case "tool/result": {
         const usage = payload.details?.usage;
-        if (typeof usage === "object" && usage !== null) add(usage as Record<string, unknown>);
+        if (typeof usage === "object" && usage !== null) {
+          this.#addUsage(usage as Record<string, unknown>);
+        }
         break;
       }
       case "session/compacted":
       case "session/titled":
         if (typeof payload.usage === "object" && payload.usage !== null) {
-          utility++;
-          add(payload.usage);
+          this.#utility++;
+          this.#addUsage(payload.usage);
         }
         break;
     }
   }
-  if (open) unknown++;
-  return {
-    steps,
-    unknown_steps: unknown,
-    utility_calls: utility,
-    input_tokens: input,
-    output_tokens: output,
-    cached_tokens: cached,
-    cost,
-  };
+
+  /** The rollup of the events added so far (a step still open counts as unknown). */
+  rollup(): UsageRollup {
+    return {
+      steps: this.#steps,
+      unknown_steps: this.#unknown + (this.#open ? 1 : 0),
+      utility_calls: this.#utility,
+      input_tokens: this.#input,
+      output_tokens: this.#output,
+      cached_tokens: this.#cached,
+      cost: this.#cost,
+    };
+  }
+
+  #addUsage(usage: Record<string, unknown>): void {
+    this.#input += numberOr0(usage.input_tokens);
+    this.#output += numberOr0(usage.output_tokens);
+    this.#cached += numberOr0(usage.cached_tokens);
+    if (typeof usage.cost === "number") this.#cost = (this.#cost ?? 0) + usage.cost;
+  }
 }
 
 function numberOr0(value: unknown): number {

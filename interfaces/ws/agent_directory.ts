@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { EventLoopTurns } from "@terret/hames";
 import type { Sessions } from "@terret/core";
 import type { AgentStatus } from "@terret/core/agents";
 import type { UsageRollup } from "@terret/core/sessions";
@@ -43,6 +44,8 @@ export interface AgentPage {
 /** The largest page `limit` accepts; the default is 100. */
 export const MAX_PAGE = 1000;
 const DEFAULT_PAGE = 100;
+/** Session ids listed from the store at once while a page is gathered. */
+const LIST_BATCH = 256;
 
 /** The summary of one agent (its session is the one named by its id), or `undefined` when it has none. */
 export async function describeAgent(
@@ -87,6 +90,11 @@ export async function describeAgentDetail(
 /**
  * A page of the agents `granted` allows, ordered by id: sessions in the log whose id is a granted agent id (agents
  * drive the session of their own id), starting after `after`.
+ *
+ * Costs the page, not the store: session ids are listed from the store a batch at a time from `after` (each batch
+ * one bounded read) until the page and one more granted id are found, and the event loop gets a turn between
+ * batches and between agents, so a page on a large store never holds the other agents' work up for more than one
+ * agent's summary.
  */
 export async function listAgents(
   sessions: Sessions,
@@ -96,12 +104,31 @@ export async function listAgents(
   options: { readonly signal?: AbortSignal } = {},
 ): Promise<AgentPage> {
   const limit = Math.min(MAX_PAGE, Math.max(1, page.limit ?? DEFAULT_PAGE));
-  const ids = (await sessions.list(options))
-    .filter((id) => (page.after === undefined || id > page.after) && granted(id))
-    .sort();
+  const turns = new EventLoopTurns();
+  // The page, and one more granted id to know whether a next page exists.
+  const ids: string[] = [];
+  let cursor = page.after;
+  for (;;) {
+    const batch = await sessions.list({
+      ...(cursor === undefined ? {} : { after: cursor }),
+      limit: LIST_BATCH,
+      ...options,
+    });
+    let last = cursor;
+    for (const id of batch) {
+      // Ids at or before the cursor are skipped, so a page ends even over a store that ignored `after`.
+      if (last !== undefined && id <= last) continue;
+      last = id;
+      if (ids.length <= limit && granted(id)) ids.push(id);
+    }
+    if (ids.length > limit || batch.length < LIST_BATCH || last === cursor) break;
+    cursor = last;
+    await turns.turn();
+  }
   const chosen = ids.slice(0, limit);
   const summaries: AgentSummary[] = [];
   for (const id of chosen) {
+    await turns.turn();
     const summary = await describeAgent(sessions, agents, id, options);
     if (summary !== undefined) summaries.push(summary);
   }
