@@ -1,6 +1,7 @@
 // deno-lint-ignore-file no-console
 /**
- * `GET /v1/agents?limit=100` on a large SQLite store, and what the pages cost the socket's other requests.
+ * `GET /v1/agents?limit=100` (`--limit`; the web console asks for 1,000 every 3 s while its list is shown) on a large
+ * SQLite store, and what the pages cost the socket's other requests.
  *
  * The store: `--sessions` sessions (default 10,000; 2,000 with `--quick`) of `--events` events each (default 200),
  * in turns of a user message, an answer and one step with its usage. The server (this process): the agent stack over
@@ -9,13 +10,14 @@
  *
  * - `idle`: `GET /healthz` one request after another, 200 of them, and no page in flight: the baseline;
  * - `pages`: a page not asked for before (cold: its agents' usage is read from the store), then the same page
- *   again (warm), while `GET /healthz` runs one request after another beside them.
+ *   again (warm), while `GET /healthz` runs one request after another beside them. When the store holds fewer pages
+ *   than rounds, later rounds ask for pages again (warm only).
  *
  * Printed: the median cold and warm page, and `/healthz` median and longest wait with and without pages in flight,
  * with the medians of the per-round ratios against the idle window. A page that held the event loop shows up as a
  * long `/healthz` wait.
  *
- * Run: deno run -A --lock=bench/deno.lock bench/agent_directory.ts [--quick] [--sessions=N] [--events=N]
+ * Run: deno run -A --lock=bench/deno.lock bench/agent_directory.ts [--quick] [--sessions=N] [--events=N] [--limit=N]
  *
  * @module
  */
@@ -29,7 +31,12 @@ const TOKEN = "bench-directory-token-0123456789";
 const IDLE_REQUESTS = 200;
 
 if (Deno.args[0] === "--client") {
-  await client(Number(Deno.args[1]), Number(Deno.args[2]), Number(Deno.args[3]));
+  await client(
+    Number(Deno.args[1]),
+    Number(Deno.args[2]),
+    Number(Deno.args[3]),
+    Number(Deno.args[4]),
+  );
   Deno.exit(0);
 }
 
@@ -38,7 +45,8 @@ const arg = (name: string, fallback: number): number =>
   Number(Deno.args.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback);
 const SESSIONS = arg("sessions", quick ? 2000 : 10_000);
 const EVENTS = arg("events", 200);
-const ROUNDS = Math.min(quick ? 5 : 9, Math.floor(SESSIONS / 100) - 1);
+const LIMIT = arg("limit", 100);
+const ROUNDS = quick ? 5 : 9;
 
 /** The id of session `n`, sortable. */
 function idOf(n: number): string {
@@ -105,6 +113,7 @@ console.log(
       String(port),
       String(ROUNDS),
       String(SESSIONS),
+      String(LIMIT),
     ],
     stdout: "inherit",
     stderr: "inherit",
@@ -115,7 +124,12 @@ console.log(
 await Deno.remove(dir, { recursive: true });
 
 /** The client: the rounds, then the report. */
-async function client(port: number, rounds: number, sessions: number): Promise<void> {
+async function client(
+  port: number,
+  rounds: number,
+  sessions: number,
+  limit: number,
+): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const health = async (): Promise<number> => {
     const started = performance.now();
@@ -125,11 +139,11 @@ async function client(port: number, rounds: number, sessions: number): Promise<v
   };
   const page = async (after: string): Promise<number> => {
     const started = performance.now();
-    const response = await fetch(`${base}/v1/agents?limit=100&after=${after}`, {
+    const response = await fetch(`${base}/v1/agents?limit=${limit}&after=${after}`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
     const body = await response.json() as { agents: unknown[] };
-    if (response.status !== 200 || body.agents.length !== 100) {
+    if (response.status !== 200 || body.agents.length !== limit) {
       throw new Error(`a page answered ${response.status} with ${body.agents?.length} agents`);
     }
     return performance.now() - started;
@@ -140,8 +154,10 @@ async function client(port: number, rounds: number, sessions: number): Promise<v
   const warm: number[] = [];
   for (let i = 0; i < 20; i++) await health();
   for (let round = 0; round < rounds; round++) {
-    // Pages spread over the store, each asked for the first time in its round.
-    const after = idOf(Math.floor((round + 0.5) * (sessions - 100) / rounds));
+    // Pages spread over the store, each asked for the first time in its round while the store has that many.
+    const pages = Math.max(1, Math.min(rounds, Math.floor((sessions - 1) / limit)));
+    const first = round < pages;
+    const after = idOf(Math.floor((round % pages) * (sessions - limit - 1) / pages));
     const windows = [
       async () => {
         const waits: number[] = [];
@@ -154,7 +170,8 @@ async function client(port: number, rounds: number, sessions: number): Promise<v
         const beside = (async () => {
           while (paging) waits.push(await health());
         })();
-        cold.push(await page(after));
+        const visit = await page(after);
+        if (first) cold.push(visit);
         warm.push(await page(after));
         paging = false;
         await beside;
@@ -166,7 +183,7 @@ async function client(port: number, rounds: number, sessions: number): Promise<v
   const ratio = (of: (waits: number[]) => number): number =>
     median(busy.map((waits, round) => of(waits) / of(idle[round]!)));
   const longest = (waits: number[]): number => Math.max(...waits);
-  console.log(`${rounds} rounds; GET /v1/agents?limit=100:`);
+  console.log(`${rounds} rounds; GET /v1/agents?limit=${limit}:`);
   console.log(`  cold page (usage read from the store) median ${median(cold).toFixed(1)} ms`);
   console.log(`  warm page (the same page again)       median ${median(warm).toFixed(1)} ms`);
   console.log("GET /healthz waits (ms), median over rounds of each window's median and longest:");
