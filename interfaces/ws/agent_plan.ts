@@ -16,36 +16,50 @@ export interface PlanItem {
 /**
  * The plan of the session's last successful `TodoWrite` call, or `null` when it has none (an empty list is a
  * cleared plan: `[]`). A call whose result was an error (a list the tool refused) is not the plan.
+ *
+ * The plan is almost always near the head: the log is read back a window of seqs at a time, from the head, until
+ * the last successful result and its call are found, so a long session costs the events since its last plan, not
+ * every tool call it ever made.
  */
 export async function currentPlan(
   sessions: Sessions,
   sessionId: string,
   options: { readonly signal?: AbortSignal } = {},
 ): Promise<readonly PlanItem[] | null> {
-  const events = await sessions.read(sessionId, {
-    types: ["tool/call", "tool/result"],
-    ...options,
-  });
   let accepted: string | undefined;
-  for (let i = events.length - 1; i >= 0; i--) {
-    const payload = events[i]!.payload as {
-      id?: unknown;
-      name?: unknown;
-      is_error?: unknown;
-      args?: { todos?: unknown };
-    };
-    if (payload.name !== "TodoWrite") continue;
-    if (events[i]!.type === "tool/result") {
-      if (accepted === undefined && payload.is_error === false) accepted = String(payload.id);
-      continue;
+  let to = await sessions.head(sessionId, options);
+  while (to > 0) {
+    const from = Math.max(1, to - WINDOW + 1);
+    const events = await sessions.read(sessionId, {
+      types: ["tool/call", "tool/result"],
+      from_seq: from,
+      to_seq: to,
+      ...options,
+    });
+    for (let i = events.length - 1; i >= 0; i--) {
+      const payload = events[i]!.payload as {
+        id?: unknown;
+        name?: unknown;
+        is_error?: unknown;
+        args?: { todos?: unknown };
+      };
+      if (payload.name !== "TodoWrite") continue;
+      if (events[i]!.type === "tool/result") {
+        if (accepted === undefined && payload.is_error === false) accepted = String(payload.id);
+        continue;
+      }
+      if (accepted !== undefined && payload.id === accepted) {
+        const todos = payload.args?.todos;
+        return Array.isArray(todos) ? todos.map(planItem) : null;
+      }
     }
-    if (accepted !== undefined && payload.id === accepted) {
-      const todos = payload.args?.todos;
-      return Array.isArray(todos) ? todos.map(planItem) : null;
-    }
+    to = from - 1;
   }
   return null;
 }
+
+/** Seqs read per window when looking back for the plan. */
+const WINDOW = 512;
 
 function planItem(todo: unknown): PlanItem {
   const { content, status, activeForm } = todo as Record<string, unknown>;
