@@ -47,13 +47,14 @@ export async function childIdFor(
 ): Promise<{ readonly id: string; readonly existing: boolean }> {
   const options = signal === undefined ? {} : { signal };
   const calls = await sessions.read(parent.session_id, { types: ["tool/call"], ...options });
-  const ids: string[] = [];
+  // Each distinct Task call's place (1-based), in log order: a Map, so a parent with thousands of them costs one
+  // pass, not one scan of the earlier ids per call.
+  const places = new Map<string, number>();
   for (const event of calls) {
     const { id, name } = event.payload as { id: string; name: string };
-    if (name === TASK_TOOL && !ids.includes(id)) ids.push(id);
+    if (name === TASK_TOOL && !places.has(id)) places.set(id, places.size + 1);
   }
-  const place = ids.indexOf(parent.call_id);
-  for (let n = place < 0 ? ids.length + 1 : place + 1;; n++) {
+  for (let n = places.get(parent.call_id) ?? places.size + 1;; n++) {
     const id = `${parent.agent_id}.sub-${n}`;
     if (await sessions.head(id, options) === 0) return { id, existing: false };
     const meta = await subagentMeta(sessions, id, signal);
