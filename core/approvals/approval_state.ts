@@ -92,17 +92,8 @@ export function foldApprovalState(state: ApprovalState, event: SessionEvent): Ap
       return { ...state, byCall };
     }
     case "approval/requested": {
-      const call = payload.call as ApprovalRequest["call"];
-      const request: ApprovalRequest = {
-        request_id: payload.request_id as string,
-        call: { id: call.id, name: call.name, args: call.args },
-        ...(typeof payload.reason === "string" ? { reason: payload.reason } : {}),
-        ...(typeof payload.deadline_at === "string" ? { deadline_at: payload.deadline_at } : {}),
-        ...(payload.approval === "policy" || payload.approval === "always"
-          ? { approval: payload.approval }
-          : {}),
-        seq: event.seq,
-      };
+      const request = requestOf(event);
+      const call = request.call;
       if (state.requests.has(request.request_id)) return state;
       return {
         ...state,
@@ -115,12 +106,7 @@ export function foldApprovalState(state: ApprovalState, event: SessionEvent): Ap
       const id = payload.request_id as string;
       const request = state.requests.get(id);
       if (request === undefined || request.verdict !== undefined) return state;
-      const verdict: ApprovalVerdict = {
-        decision: payload.decision as "allow" | "deny",
-        ...(payload.by === undefined ? {} : { by: payload.by as ApprovalAnswerer }),
-        ...(typeof payload.reason === "string" ? { reason: payload.reason } : {}),
-        ...(typeof payload.rule === "string" ? { rule: payload.rule } : {}),
-      };
+      const verdict = verdictOf(payload);
       const rule = verdict.rule;
       return {
         ...state,
@@ -137,4 +123,80 @@ export function foldApprovalState(state: ApprovalState, event: SessionEvent): Ap
     default:
       return state;
   }
+}
+
+/**
+ * The state of a session from its `session/created` and every later event of {@linkcode APPROVAL_STATE_TYPES}, in
+ * seq order, built in one pass: equal to {@linkcode initialApprovalState} folded with each event by
+ * {@linkcode foldApprovalState}, but in time linear in the events (the fold copies the session's requests at every
+ * request and verdict, which replayed over a long session is quadratic). What a read from the log uses.
+ */
+export function replayApprovalState(
+  created: SessionEvent,
+  events: readonly SessionEvent[],
+): ApprovalState {
+  const initial = initialApprovalState(created);
+  const requests = new Map<string, ApprovalRequest>();
+  const byCall = new Map<string, string>();
+  const open = new Set<string>();
+  const allow: string[] = [];
+  const deny: string[] = [];
+  for (const event of events) {
+    const payload = event.payload as Record<string, unknown>;
+    switch (event.type) {
+      case "tool/call":
+      case "tool/result":
+        if (event.type === "tool/result" || payload.resumed !== true) {
+          byCall.delete(payload.id as string);
+        }
+        break;
+      case "approval/requested": {
+        const request = requestOf(event);
+        if (requests.has(request.request_id)) break;
+        requests.set(request.request_id, request);
+        byCall.set(request.call.id, request.request_id);
+        open.add(request.request_id);
+        break;
+      }
+      case "approval/resolved": {
+        const id = payload.request_id as string;
+        const request = requests.get(id);
+        if (request === undefined || request.verdict !== undefined) break;
+        const verdict = verdictOf(payload);
+        requests.set(id, { ...request, verdict });
+        open.delete(id);
+        if (verdict.rule !== undefined) {
+          (verdict.decision === "allow" ? allow : deny).push(verdict.rule);
+        }
+        break;
+      }
+    }
+  }
+  return { ...initial, requests, byCall, open: [...open], allow, deny };
+}
+
+/** The request an `approval/requested` records. */
+function requestOf(event: SessionEvent): ApprovalRequest {
+  const payload = event.payload as Record<string, unknown>;
+  const call = payload.call as ApprovalRequest["call"];
+  return {
+    request_id: payload.request_id as string,
+    call: { id: call.id, name: call.name, args: call.args },
+    ...(typeof payload.reason === "string" ? { reason: payload.reason } : {}),
+    ...(typeof payload.deadline_at === "string" ? { deadline_at: payload.deadline_at } : {}),
+    ...(payload.approval === "policy" || payload.approval === "always"
+      ? { approval: payload.approval }
+      : {}),
+    seq: event.seq,
+  };
+}
+
+/** The verdict an `approval/resolved` records. */
+function verdictOf(payload: Record<string, unknown>): ApprovalVerdict {
+  return {
+    decision: payload.decision as "allow" | "deny",
+    ...(payload.by === undefined ? {} : { by: payload.by as ApprovalAnswerer }),
+    ...(typeof payload.reason === "string" ? { reason: payload.reason } : {}),
+    ...(typeof payload.rule === "string" ? { rule: payload.rule } : {}),
+  };
 }

@@ -29,6 +29,7 @@ import {
   type ApprovalState,
   foldApprovalState,
   initialApprovalState,
+  replayApprovalState,
 } from "./approval_state.ts";
 import { type ApprovalsConfig, approvalsConfig, durationMs } from "./approvals_config.ts";
 import { type ApprovalClock, ApprovalClockKey, SYSTEM_CLOCK } from "./approval_clock.ts";
@@ -90,6 +91,7 @@ export class ApprovalsService extends Service<ApprovalsConfig> implements Approv
       types: APPROVAL_STATE_TYPES,
       initial: initialApprovalState,
       fold: foldApprovalState,
+      replay: replayApprovalState,
       maxSessions: this.config.cache_sessions,
       label: "approvals: session requests",
     });

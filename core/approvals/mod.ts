@@ -16,6 +16,7 @@ export {
   type ApprovalVerdict,
   foldApprovalState,
   initialApprovalState,
+  replayApprovalState,
 } from "./approval_state.ts";
 export { type ApprovalsConfig, approvalsConfig, durationMs } from "./approvals_config.ts";
 export { type BashCommand, bashPieces, readBashCommand } from "./bash_command.ts";

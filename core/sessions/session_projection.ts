@@ -18,6 +18,13 @@ export interface SessionProjectionOptions<S> {
   readonly initial: (created: SessionEvent) => S;
   /** Folds one event of `types` into the state; pure, must not throw for a payload its schema admits. */
   readonly fold: (state: S, event: SessionEvent) => S;
+  /**
+   * Builds the state from `session/created` and the session's events of `types` (ascending) at once, for a read from
+   * the log: it must equal `initial(created)` folded with each of `events` in turn, and may build it in place
+   * (nothing holds it yet). For a fold whose copy-on-write steps cost the size of the state, which replayed one event at a
+   * time over a long session is quadratic. Default: `initial`, then `fold` event by event.
+   */
+  readonly replay?: (created: SessionEvent, events: readonly SessionEvent[]) => S;
   /** The most sessions cached at once, least recently used evicted first (default 10,000). */
   readonly maxSessions?: number;
   /** A label for the listener's effect. */
@@ -157,9 +164,15 @@ export class SessionProjection<S> {
     });
     const first = events[0];
     if (first === undefined || first.type !== "session/created") return undefined;
-    let state = this.#options.initial(first);
-    for (const event of events) {
-      if (this.#types.has(event.type)) state = this.#options.fold(state, event);
+    let state: S;
+    const replay = this.#options.replay;
+    if (replay !== undefined) {
+      state = replay(first, events.filter((event) => this.#types.has(event.type)));
+    } else {
+      state = this.#options.initial(first);
+      for (const event of events) {
+        if (this.#types.has(event.type)) state = this.#options.fold(state, event);
+      }
     }
     if (!read.stale && !this.#closed) {
       this.#cache.set(sessionId, { state, seq: events.at(-1)!.seq });
