@@ -67,6 +67,11 @@ export class AgentHandle implements Agent {
   #retry: ReturnType<typeof setTimeout> | undefined;
   /** A wake arrived while the pump ran, after it last looked at the inbox. */
   #again = false;
+  /**
+   * Every `input/queued` at or below this seq is claimed in the log: the leased agent's reads of its queued input
+   * start after it, so each costs the input since the last, not the session's whole history.
+   */
+  #settled = 0;
 
   constructor(
     id: string,
@@ -337,8 +342,14 @@ export class AgentHandle implements Agent {
   /** Aligns the inbox's durable items with the log's unclaimed input (another node may have claimed or queued some). */
   async #syncPending(): Promise<void> {
     try {
-      const { pending, through } = await readPendingInput(this.#host.sessions, this.session_id);
-      if (!this.#stopping) this.#inbox.sync(pending, through);
+      const { pending, through, settled } = await readPendingInput(
+        this.#host.sessions,
+        this.session_id,
+        { after: this.#settled },
+      );
+      // Reads that overlap may end in any order: the watermark only moves forward.
+      this.#settled = Math.max(this.#settled, settled);
+      if (!this.#stopping) this.#inbox.sync(pending, through, this.#settled);
     } catch (error) {
       this.#host.logger.log("error", `Agent "${this.id}" could not read its queued input`, {
         agent_id: this.id,

@@ -81,12 +81,16 @@ export class Inbox {
    * Aligns the durable items with the log's unclaimed input (`pending`, in seq order, read through the
    * `input/queued` at seq `through`): a durable item the read covers and shows claimed (by another process) is
    * dropped, an unclaimed one neither queued nor claimed here is added (a claim this inbox handed out may not be in
-   * the log yet); items queued without a seq, or after the read, stay as they are.
+   * the log yet); items queued without a seq, or after the read, stay as they are. `settled` (default 0): every
+   * `input/queued` at or below it is claimed in the log and no later read names it, so this inbox stops remembering
+   * the claims it handed out for those.
    */
   sync(
     pending: readonly { seq: number; kind: "message" | "steer"; content: Content; wake: boolean }[],
     through: number,
+    settled = 0,
   ): void {
+    for (const seq of this.#claimed) if (seq <= settled) this.#claimed.delete(seq);
     const open = new Set(pending.map((item) => item.seq));
     const kept = this.#items.filter((item) =>
       item.queued_seq === undefined || item.queued_seq > through || open.has(item.queued_seq)

@@ -31,3 +31,18 @@ Deno.test("sync keeps items queued after its read and never queues again what th
   inbox.sync([{ seq: 4, kind: "message", content: "queued after the read", wake: true }], 4);
   assert.equal(inbox.size, 0);
 });
+
+Deno.test("sync forgets the claims it handed out at or below the settled seq, which no later read names", () => {
+  const inbox = new Inbox();
+  inbox.push("message", "first", true, 4);
+  inbox.push("message", "second", true, 6);
+  inbox.claim();
+  inbox.claim();
+  // Settled through 4: the claim of 4 is forgotten (a read after 4 never names it), the claim of 6 is kept.
+  inbox.sync([], 6, 4);
+  inbox.sync([
+    { seq: 4, kind: "message", content: "first", wake: true },
+    { seq: 6, kind: "message", content: "second", wake: true },
+  ], 6);
+  assert.deepStrictEqual(inbox.claim(), [{ kind: "message", content: "first", queued_seq: 4 }]);
+});

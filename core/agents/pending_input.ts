@@ -28,19 +28,35 @@ export async function findPendingInput(
   return (await readPendingInput(sessions, sessionId, options)).pending;
 }
 
+/** Options for {@linkcode readPendingInput}. */
+export interface ReadPendingOptions extends SignalOptions {
+  /**
+   * A seq at or below which every `input/queued` is known to be claimed (a caller's earlier answer: `settled`): the
+   * read starts after it, so it costs the input since, not the session's whole history. Default 0.
+   */
+  readonly after?: number;
+}
+
 /**
- * {@linkcode findPendingInput}, with `through`: the seq of the last `input/queued` the read saw (0 when none), so a
- * caller knows which of its own durable items the answer covers (a later one may have been queued since).
+ * {@linkcode findPendingInput}, with `through`: the seq of the last `input/queued` the read saw (or `after`, when it
+ * saw none), so a caller knows which of its own durable items the answer covers (a later one may have been queued
+ * since); and `settled`: a seq at or below which every `input/queued` is claimed in the log, to pass as the next
+ * read's `after` (claims are never undone, and seqs commit in order).
  */
 export async function readPendingInput(
   sessions: Sessions,
   sessionId: string,
-  options: SignalOptions = {},
-): Promise<{ pending: PendingInput[]; through: number }> {
+  options: ReadPendingOptions = {},
+): Promise<{ pending: PendingInput[]; through: number; settled: number }> {
   const signal = options.signal === undefined ? {} : { signal: options.signal };
-  const queued = await sessions.read(sessionId, { types: ["input/queued"], ...signal });
-  const through = queued.at(-1)?.seq ?? 0;
-  if (queued.length === 0) return { pending: [], through };
+  const after = options.after ?? 0;
+  const queued = await sessions.read(sessionId, {
+    types: ["input/queued"],
+    from_seq: after + 1,
+    ...signal,
+  });
+  const through = queued.at(-1)?.seq ?? after;
+  if (queued.length === 0) return { pending: [], through, settled: through };
   const claims = await sessions.read(sessionId, {
     types: ["user/message", "context/injected"],
     from_seq: queued[0]!.seq,
@@ -61,5 +77,5 @@ export async function readPendingInput(
       wake: payload.wake,
     });
   }
-  return { pending, through };
+  return { pending, through, settled: pending.length > 0 ? pending[0]!.seq - 1 : through };
 }
