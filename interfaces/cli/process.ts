@@ -6,6 +6,7 @@
  */
 import { COMPOSITION_CHECKS, type DoctorCheck } from "@terret/terret";
 import { approvalsCheck } from "./approvals_check.ts";
+import { cachesCheck } from "./caches_check.ts";
 import { llmCheck } from "./llm_check.ts";
 import { postgresCheck } from "./postgres_check.ts";
 import { sandboxCheck } from "./sandbox_check.ts";
@@ -14,10 +15,11 @@ import { runTrt } from "./trt.ts";
 
 /**
  * The doctor checks `trt` runs, in order: the composition checks, the model adapters' key check, the PostgreSQL
- * store's connection, schema and clock check, the execution world's sandbox check, where each stdio MCP server runs, then the approval stance (all `atServe` checks, so
- * `serve` also says when a model row has no key, when the sandbox row's provider cannot run on this machine and
- * which row to patch, when an MCP server runs unconfined, and when approvals are disabled so policy and always
- * tools are denied).
+ * store's connection, schema and clock check, the execution world's sandbox check, where each stdio MCP server runs,
+ * the approval stance, then the history cache against the agents' cap (all `atServe` checks, so `serve` also says
+ * when a model row has no key, when the sandbox row's provider cannot run on this machine and which row to patch,
+ * when an MCP server runs unconfined, when approvals are disabled so policy and always tools are denied, and when
+ * more agents may be resident than the history cache holds).
  */
 export const TRT_CHECKS: readonly DoctorCheck[] = [
   ...COMPOSITION_CHECKS,
@@ -26,6 +28,7 @@ export const TRT_CHECKS: readonly DoctorCheck[] = [
   sandboxCheck,
   mcpCheck,
   approvalsCheck,
+  cachesCheck,
 ];
 
 /** Runs `trt` with `Deno.args` and exits the process with its code. */
