@@ -21,8 +21,8 @@ export interface SessionProjectionOptions<S> {
   /**
    * Builds the state from `session/created` and the session's events of `types` (ascending) at once, for a read from
    * the log: it must equal `initial(created)` folded with each of `events` in turn, and may build it in place
-   * (nothing holds it yet). For a fold whose copy-on-write steps cost the size of the state, which replayed one event at a
-   * time over a long session is quadratic. Default: `initial`, then `fold` event by event.
+   * (nothing holds it yet). For a fold whose copy-on-write steps cost the size of the state, which replayed one event
+   * at a time over a long session is quadratic. Default: `initial`, then `fold` event by event.
    */
   readonly replay?: (created: SessionEvent, events: readonly SessionEvent[]) => S;
   /** The most sessions cached at once, least recently used evicted first (default 10,000). */
