@@ -358,7 +358,6 @@ export class PostgresSessionStore implements SessionStore {
   /** One query costing the page: a range scan from `after` (the heads, or the sparse index) that stops at `limit`. */
   async list(options: StoreListOptions = {}): Promise<string[]> {
     if (this.#closing !== undefined) throw storeClosed(this.kind);
-    checkSignal(options.signal);
     const page = listPage(options);
     // Text cannot hold NUL. No session id holds it either, so the ids after a bound are those after its part before
     // the first NUL: the bound is cut there, and lists the same.

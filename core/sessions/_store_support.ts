@@ -127,13 +127,18 @@ export function readBounds(options: StoreReadOptions): { from: number; to: numbe
   return { from, to, limit };
 }
 
+/** The checked bounds of a list page: `after` and `limit`, `undefined` when absent (no bound, no limit). */
+export interface ListPage {
+  readonly after: string | undefined;
+  readonly limit: number | undefined;
+}
+
 /**
- * The checked page of a list: `after` (`undefined` when absent) and `limit` (`undefined` when absent: no limit). A
- * non-string `after` throws a `TypeError`; a `limit` that is not a positive safe integer throws a `RangeError`.
+ * Checks a list's options, every store alike: an aborted signal throws its reason; a non-string `after` throws a
+ * `TypeError`; a `limit` that is not a positive safe integer throws a `RangeError`. Returns the page's bounds.
  */
-export function listPage(
-  options: StoreListOptions,
-): { after: string | undefined; limit: number | undefined } {
+export function listPage(options: StoreListOptions): ListPage {
+  checkSignal(options.signal);
   const { after, limit } = options;
   if (after !== undefined && typeof after !== "string") {
     const got = after === null ? "null" : Array.isArray(after) ? "an array" : typeof after;

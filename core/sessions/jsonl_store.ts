@@ -297,7 +297,6 @@ export class JsonlSessionStore implements SessionStore {
    */
   async list(options: StoreListOptions = {}): Promise<string[]> {
     if (this.#closing !== undefined) throw storeClosed(this.kind);
-    checkSignal(options.signal);
     const { after, limit = Number.MAX_SAFE_INTEGER } = listPage(options);
     const names: string[] = [];
     for await (const entry of Deno.readDir(this.#dir)) {

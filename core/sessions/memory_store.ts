@@ -13,6 +13,7 @@ import {
   CommitListeners,
   envelopeJson,
   jsonBounds,
+  type ListPage,
   listPage,
   readBounds,
   reporter,
@@ -136,9 +137,8 @@ export class MemorySessionStore implements SessionStore {
 
   list(options: StoreListOptions = {}): Promise<string[]> {
     if (this.#closed) return Promise.reject(storeClosed(this.kind));
-    let page: { after: string | undefined; limit: number | undefined };
+    let page: ListPage;
     try {
-      checkSignal(options.signal);
       page = listPage(options);
     } catch (error) {
       return Promise.reject(error);

@@ -27,6 +27,7 @@ import {
   checkSignal,
   CommitListeners,
   jsonBounds,
+  type ListPage,
   listPage,
   missingRow,
   readBounds,
@@ -344,9 +345,8 @@ export class SqliteSessionStore implements SessionStore {
    */
   list(options: StoreListOptions = {}): Promise<string[]> {
     if (this.#closing !== undefined) return Promise.reject(storeClosed(this.kind));
-    let page: { after: string | undefined; limit: number | undefined };
+    let page: ListPage;
     try {
-      checkSignal(options.signal);
       page = listPage(options);
     } catch (error) {
       return Promise.reject(error);
