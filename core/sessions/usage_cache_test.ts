@@ -124,7 +124,7 @@ Deno.test("usage() sees steps another connection appended to a shared SQLite fil
   }
 });
 
-Deno.test("usage() stays exact when its cache evicts, shares a catch-up between concurrent calls, and checks its size", async () => {
+Deno.test("usage() stays exact when its cache evicts and under concurrent calls, and checks its size", async () => {
   await using ctx = createContext({ mode: "test" });
   const store = new MemorySessionStore();
   const log = new SessionLog(ctx, store, { usageCacheSessions: 1 });
