@@ -8,6 +8,9 @@
  *    secret). Paired rounds, order rotated; the median per-step time of each and its ratio to the baseline.
  * 2. Per chunk, CPU only: the work the three do for the same 40 deltas (append-side redaction included), as
  *    microseconds per delta and ratios to the baseline (concatenation only).
+ * 3. A reply quoting a certificate (`-----BEGIN CERTIFICATE-----`, then 30,000 characters of prose) in 12-character
+ *    deltas through the streaming scrubber: how many characters were held until the run's end (not live), and the
+ *    CPU per delta against concatenation only.
  *
  * Run: deno run -A bench/scrubber_overhead.ts [--quick]
  *
@@ -102,4 +105,47 @@ for (const mode of MODES) {
   const us = median(perDelta[mode]);
   console.log(`  ${mode.padEnd(11)} ${us.toFixed(3)} µs  x${(us / baseDelta).toFixed(1)} vs none`);
 }
+
+const CERT_REPLY = "Here is the chain:\n-----BEGIN CERTIFICATE-----\n" +
+  "MIIDdzCCAl+gAwIBAgIE\n".repeat(40) +
+  "-----END CERTIFICATE-----\nNow run the command " + "and more words ".repeat(2000);
+const CERT_DELTAS = CERT_REPLY.match(/[\s\S]{1,12}/g)!;
+/** Streams the certificate reply; returns the characters held until the end (`none`: concatenation only). */
+function certWork(mode: "none" | "streaming"): number {
+  let held = "";
+  for (const delta of CERT_DELTAS) {
+    held += delta;
+    if (mode === "streaming") {
+      const cut = redactor.safePrefix(held, 64);
+      sink += redactor.redact(held.slice(0, cut)).length;
+      held = held.slice(cut);
+    }
+  }
+  sink += held.length;
+  return held.length;
+}
+const CERT_REPS = QUICK ? 3 : 10;
+const perCertDelta: Record<"none" | "streaming", number[]> = { none: [], streaming: [] };
+let heldToEnd = 0;
+for (let round = 0; round < ROUNDS; round++) {
+  for (
+    const mode of round % 2 === 0 ? ["none", "streaming"] as const : ["streaming", "none"] as const
+  ) {
+    const started = performance.now();
+    for (let i = 0; i < CERT_REPS; i++) {
+      const held = certWork(mode);
+      if (mode === "streaming") heldToEnd = held;
+    }
+    perCertDelta[mode].push(
+      (performance.now() - started) * 1000 / (CERT_REPS * CERT_DELTAS.length),
+    );
+  }
+}
+const certBase = median(perCertDelta.none);
+const certStreaming = median(perCertDelta.streaming);
+console.log(
+  `a reply quoting a certificate (${CERT_REPLY.length} characters, ${CERT_DELTAS.length} deltas): ` +
+    `${heldToEnd} characters held until the end; streaming ${certStreaming.toFixed(3)} µs/delta ` +
+    `x${(certStreaming / certBase).toFixed(1)} vs none (${certBase.toFixed(3)} µs)`,
+);
 if (sink === 0) console.log("(unreachable)");

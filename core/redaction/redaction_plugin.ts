@@ -81,7 +81,8 @@ export const redactionConfig: z.ZodType<RedactionConfig> = z.object({
     "Streamed assistant text: how many trailing characters are held back because a secret shape may still be " +
       "forming there (everything before them is appended at once). Registered secrets hold back only what could " +
       "start one; a match reaching the end of the text is held while it grows; a pattern with a literal prefix of " +
-      "5+ characters (the PEM block) is held from that prefix until its match completes. Size it to the longest " +
+      "5+ characters (the PEM private key) is held from that prefix until its match completes or the text rules " +
+      "one out (a certificate's BEGIN line is not held). Size it to the longest " +
       "shape that is only recognisable after that many characters and has no such prefix",
   ),
 }) as z.ZodType<RedactionConfig>;

@@ -5,6 +5,7 @@
  * @module
  */
 import { TOOL_NAME_PATTERN } from "../tools/tool.ts";
+import { PrefixAutomaton } from "./_prefix_automaton.ts";
 import { literalPrefix, MIN_MARKER_LENGTH, safePrefixLength } from "./safe_prefix.ts";
 
 /**
@@ -47,6 +48,11 @@ export class Redactor {
   readonly #token: string;
   readonly #patterns: readonly RegExp[];
   readonly #markers: readonly string[];
+  /**
+   * Per marker, the automata of the patterns it starts (`undefined` for one the automaton cannot decide): a marker is
+   * released where none of them can still match.
+   */
+  readonly #automata: ReadonlyMap<string, readonly (PrefixAutomaton | undefined)[]>;
   readonly #literals = new Map<string, number>();
   #literalPattern: RegExp | undefined;
   /** The alternation of every literal and pattern (`null`: not built since the literals last changed). */
@@ -92,11 +98,16 @@ export class Redactor {
       regex.lastIndex = 0;
       return regex;
     }));
-    this.#markers = Object.freeze(
-      (options.patterns ?? []).map(literalPrefix).filter((prefix) =>
-        prefix.length >= MIN_MARKER_LENGTH
-      ),
-    );
+    const automata = new Map<string, (PrefixAutomaton | undefined)[]>();
+    for (const source of options.patterns ?? []) {
+      const marker = literalPrefix(source);
+      if (marker.length < MIN_MARKER_LENGTH) continue;
+      const list = automata.get(marker) ?? [];
+      list.push(PrefixAutomaton.compile(source));
+      automata.set(marker, list);
+    }
+    this.#automata = automata;
+    this.#markers = Object.freeze([...automata.keys()]);
   }
 
   /** The replacement token. */
@@ -178,10 +189,15 @@ export class Redactor {
       literals: this.#literalList ??= [...this.#literals.keys()],
       patterns: this.#patterns,
       markers: this.#markers,
+      live: this.#live,
       window,
       unmatched: any !== undefined && !any.test(text),
     });
   }
+
+  /** Whether some pattern `marker` starts can still match from `at`; true when one of them cannot be decided. */
+  readonly #live = (marker: string, text: string, at: number): boolean =>
+    this.#automata.get(marker)?.some((automaton) => automaton?.live(text, at) ?? true) ?? true;
 
   /** True when `value` (a string, or any JSON value: every string value and every object key) carries the token. */
   isRedacted(value: unknown): boolean {

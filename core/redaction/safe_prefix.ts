@@ -17,6 +17,11 @@ export interface SafePrefixRules {
    * characters. Text from an occurrence of a marker is held until a match starting there is complete.
    */
   readonly markers: readonly string[];
+  /**
+   * Whether a match can still start at `at` (where `marker` occurs in `text`), whatever text follows: false releases
+   * the marker there. Leave it out to hold every marker until a match starting there is complete.
+   */
+  readonly live?: (marker: string, text: string, at: number) => boolean;
   /** How many trailing characters a pattern may need before it is recognisable (the `stream_window`). */
   readonly window: number;
   /**
@@ -35,10 +40,11 @@ export const MIN_MARKER_LENGTH = 5;
  * Held back: the last `window` characters (a pattern match may still be forming there); any suffix that is the
  * start of a registered literal; every match (literal or pattern) that would straddle the cut or that reaches the
  * end of `text` (it may still grow: an unbounded pattern such as `sk-[A-Za-z0-9]{20,}` is held for as long as it
- * keeps growing); and everything from a start marker whose match is not complete yet (a PEM block is held from its
- * `-----BEGIN ` until its END line arrives). A pattern match that is only recognisable more than `window`
- * characters after its start and has no start marker is the one case the bound does not cover: size the window
- * to the longest such shape.
+ * keeps growing); and everything from a start marker whose match is not complete yet, unless `live` says none can
+ * start there any more (a PEM private key is held from its `-----BEGIN ` until its END line arrives, while
+ * `-----BEGIN CERTIFICATE-----` is released at its first dash). A pattern match that is only recognisable more than
+ * `window` characters after its start and has no start marker is the one case the bound does not cover: size the
+ * window to the longest such shape.
  *
  * The cut never splits a surrogate pair.
  *
@@ -68,7 +74,7 @@ export function safePrefixLength(text: string, rules: SafePrefixRules): number {
   for (const marker of rules.markers) {
     for (let at = text.indexOf(marker); at >= 0 && at < cut; at = text.indexOf(marker, at + 1)) {
       const closed = matches.some(([start, stop]) => start <= at && at < stop && stop < end);
-      if (!closed) {
+      if (!closed && (rules.live?.(marker, text, at) ?? true)) {
         cut = at;
         break;
       }

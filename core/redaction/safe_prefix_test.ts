@@ -130,3 +130,52 @@ Deno.test("safePrefixLength() holds the longest tail that starts a literal, as a
     assert.equal(safePrefixLength(text, { ...rules, unmatched: true }), want, JSON.stringify(text));
   }
 });
+
+const CERT = "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+g\nAwIBAgIEb3Bl\n-----END CERTIFICATE-----";
+
+/** Streams `deltas` as {@linkcode stream} does; returns what was appended before the run's end, and what at it. */
+function live(redactor: Redactor, deltas: readonly string[], window: number): [string, string] {
+  let before = "";
+  let held = "";
+  for (const delta of deltas) {
+    held += delta;
+    const cut = redactor.safePrefix(held, window);
+    before += redactor.redact(held.slice(0, cut));
+    held = held.slice(cut);
+  }
+  return [before, redactor.redact(held)];
+}
+
+Deno.test("safePrefix() streams a certificate and a token prefix in prose live, and still holds a private key whole", () => {
+  const redactor = redactorWithLiteral();
+  const text = `Your chain:\n${CERT}\nThe github_pat_ prefix marks a token. Then ${PEM} and ${
+    "more words ".repeat(12)
+  }`;
+  const expected = redactor.redact(text);
+  assert.equal(expected.includes("MIIE") || !expected.includes("MIID"), false);
+  // Split into three deltas anywhere, every secret still reaches the scrubber whole.
+  for (let i = 1; i < text.length; i += 2) {
+    for (let j = i + 1; j < text.length; j += 5) {
+      const chunks = stream(redactor, [text.slice(0, i), text.slice(i, j), text.slice(j)], 16);
+      assert.equal(chunks.join(""), expected, `split at ${i} and ${j}`);
+    }
+  }
+  // In deltas of 7 characters, the certificate and the prose after it are appended before the run ends.
+  const deltas = text.match(/[\s\S]{1,7}/g)!;
+  const [before, atEnd] = live(redactor, deltas, 16);
+  assert.equal(before + atEnd, expected);
+  assert.ok(
+    before.includes("-----END CERTIFICATE-----\nThe github_pat_ prefix marks a token. Then "),
+    before,
+  );
+  assert.ok(atEnd.length <= 16 + 1, `held to the end: ${JSON.stringify(atEnd)}`);
+});
+
+Deno.test("safePrefix() holds from the marker of a pattern it cannot rule out by its language, as before", () => {
+  // A lookahead: whether a match can still start is not decided, so the marker holds until the run ends.
+  const redactor = new Redactor({ patterns: ["-----BEGIN (?=[A-Z])[\\s\\S]*?-----END X-----"] });
+  const text = `Your chain:\n${CERT}\n${"more words ".repeat(12)}`;
+  const [before, atEnd] = live(redactor, text.match(/[\s\S]{1,7}/g)!, 16);
+  assert.equal(before, "Your chain:\n");
+  assert.equal(atEnd, text.slice("Your chain:\n".length));
+});
