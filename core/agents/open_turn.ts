@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { readBack } from "../sessions/read_back.ts";
 import type { Sessions, SignalOptions } from "../sessions/sessions.ts";
 import type { OpenTurn } from "./driver.ts";
 
@@ -17,25 +18,14 @@ export async function findOpenTurn(
   sessionId: string,
   options: SignalOptions = {},
 ): Promise<OpenTurn | undefined> {
-  const signal = options.signal === undefined ? {} : { signal: options.signal };
   // The last bookend is almost always near the head: read back a window at a time until one is found.
-  let to = await sessions.head(sessionId, signal);
-  while (to > 0) {
-    const from = Math.max(1, to - WINDOW + 1);
-    const bookends = await sessions.read(sessionId, {
-      types: ["turn/start", "turn/end"],
-      from_seq: from,
-      to_seq: to,
-      ...signal,
-    });
+  for await (const bookends of readBack(sessions, sessionId, { types: BOOKENDS, ...options })) {
     const last = bookends.at(-1);
     if (last !== undefined) {
       return last.type === "turn/start" ? { turn_start_seq: last.seq } : undefined;
     }
-    to = from - 1;
   }
   return undefined;
 }
 
-/** Seqs read per window when looking back for the last turn bookend. */
-const WINDOW = 512;
+const BOOKENDS = ["turn/start", "turn/end"];

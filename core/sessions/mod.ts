@@ -59,6 +59,7 @@ export {
 } from "./derive_messages.ts";
 export { digestMessages, firstDifference } from "./digest.ts";
 export { rollupUsage, USAGE_EVENT_TYPES, type UsageRollup } from "./usage.ts";
+export { READ_BACK_WINDOW, readBack, type ReadBackOptions } from "./read_back.ts";
 export {
   type CommitListener,
   type EventJson,

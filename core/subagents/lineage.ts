@@ -5,6 +5,7 @@
  * @module
  */
 import type { SessionEvent } from "../sessions/envelope.ts";
+import { readBack } from "../sessions/read_back.ts";
 import type { Sessions } from "../sessions/sessions.ts";
 
 /** What `session/created` `meta.subagent` records about a child. */
@@ -73,12 +74,48 @@ export interface ChildEnd {
   readonly error?: { readonly code: string; readonly message: string };
 }
 
-/** Reads how a child's last turn ended. */
+/** Reads how a child's last turn ended, from its whole log (see {@linkcode readChildEnd} to read only that turn). */
 export function childEnd(events: readonly SessionEvent[]): ChildEnd {
   const start = events.findLastIndex((event) => event.type === "turn/start");
   const turn = start < 0 ? [] : events.slice(start);
-  const end = turn.findLast((event) => event.type === "turn/end");
-  const message = turn.findLast((event) => event.type === "assistant/message");
+  return endOf(
+    turn.findLast((event) => event.type === "turn/end"),
+    turn.findLast((event) => event.type === "assistant/message"),
+  );
+}
+
+/**
+ * How a child's last turn ended, read back from the head: a window of seqs at a time, until the last turn's start,
+ * or both its end and its last assistant message, are found. A child costs its last turn's tail, not its whole log.
+ * For a log whose every `turn/end` follows its `turn/start` (every log the loop writes), it equals
+ * {@linkcode childEnd} of the whole log.
+ */
+export async function readChildEnd(
+  sessions: Sessions,
+  childId: string,
+  signal?: AbortSignal,
+): Promise<ChildEnd> {
+  let end: SessionEvent | undefined;
+  let message: SessionEvent | undefined;
+  const options = { types: CHILD_END_TYPES, ...(signal === undefined ? {} : { signal }) };
+  for await (const events of readBack(sessions, childId, options)) {
+    // Read back from the head, every event seen comes after the last `turn/start` not seen yet.
+    for (let i = events.length - 1; i >= 0; i--) {
+      const event = events[i]!;
+      if (event.type === "turn/start") return endOf(end, message);
+      if (event.type === "turn/end") end ??= event;
+      else message ??= event;
+      if (end !== undefined && message !== undefined) return endOf(end, message);
+    }
+  }
+  // No `turn/start` at all: no turn, whatever else the log holds (as `childEnd` reads it).
+  return { status: undefined, text: "" };
+}
+
+const CHILD_END_TYPES = ["turn/start", "turn/end", "assistant/message"];
+
+/** The end of a turn from its last `turn/end` and its last `assistant/message` (either may be missing). */
+function endOf(end: SessionEvent | undefined, message: SessionEvent | undefined): ChildEnd {
   const parts = (message?.payload as { parts?: readonly { type: string; text?: string }[] })
     ?.parts ?? [];
   const text = parts.filter((part) => part.type === "text").map((part) => part.text ?? "").join("");

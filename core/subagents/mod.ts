@@ -25,4 +25,10 @@ export {
 export { SubagentsService } from "./subagents_service.ts";
 export { agentProvider } from "./agent_provider.ts";
 export { createTaskTool, type TaskArgs, taskOutput } from "./task_tool.ts";
-export { type ChildEnd, childEnd, type SubagentMeta, subagentMeta } from "./lineage.ts";
+export {
+  type ChildEnd,
+  childEnd,
+  readChildEnd,
+  type SubagentMeta,
+  subagentMeta,
+} from "./lineage.ts";

@@ -14,12 +14,18 @@ import {
 } from "@terret/hames";
 import { PromptKey } from "../prompt/prompt_assembler.ts";
 import { type Sessions, SessionsKey } from "../sessions/sessions.ts";
-import { rollupUsage, type UsageRollup } from "../sessions/usage.ts";
+import type { UsageRollup } from "../sessions/usage.ts";
 import { messageOf } from "../tools/tool.ts";
 import { ToolsKey } from "../tools/tool_registry.ts";
 import { agentProvider } from "./agent_provider.ts";
 import { childTools } from "./_child_tools.ts";
-import { childEnd, childIdFor, type SubagentMeta, subagentMeta } from "./lineage.ts";
+import {
+  type ChildEnd,
+  childIdFor,
+  readChildEnd,
+  type SubagentMeta,
+  subagentMeta,
+} from "./lineage.ts";
 import {
   type SubagentCall,
   type SubagentProvider,
@@ -196,8 +202,8 @@ export class SubagentsService extends Service<SubagentsConfig> implements Subage
       const child = await childIdFor(sessions, call, parentSignal);
       childId = child.id;
       if (child.existing) {
-        const end = childEnd(await sessions.read(childId));
-        if (end.status !== undefined) return await this.#result(sessions, childId, type);
+        const end = await readChildEnd(sessions, childId, parentSignal);
+        if (end.status !== undefined) return await this.#result(sessions, childId, type, end);
       } else {
         await this.#createSession(sessions, call, type, depth, childId, parentSignal);
       }
@@ -272,10 +278,15 @@ export class SubagentsService extends Service<SubagentsConfig> implements Subage
     );
   }
 
-  async #result(sessions: Sessions, childId: string, type: SubagentType): Promise<SubagentResult> {
-    const events = await sessions.read(childId);
-    const end = childEnd(events);
-    const usage = rollupUsage(events);
+  /** The result of a child's last turn (`end`, when it was just read): its end, its text and the child's usage. */
+  async #result(
+    sessions: Sessions,
+    childId: string,
+    type: SubagentType,
+    known?: ChildEnd,
+  ): Promise<SubagentResult> {
+    const end = known ?? await readChildEnd(sessions, childId);
+    const usage = await sessions.usage(childId);
     const base = { session_id: childId, subagent_type: type.name, usage, text: end.text };
     if (end.status === undefined) {
       return {

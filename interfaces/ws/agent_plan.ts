@@ -5,6 +5,7 @@
  * @module
  */
 import type { Sessions } from "@terret/core";
+import { readBack } from "@terret/core/sessions";
 
 /** One item of a plan, as `TodoWrite` took it (Claude Code's shape). */
 export interface PlanItem {
@@ -27,15 +28,12 @@ export async function currentPlan(
   options: { readonly signal?: AbortSignal } = {},
 ): Promise<readonly PlanItem[] | null> {
   let accepted: string | undefined;
-  let to = await sessions.head(sessionId, options);
-  while (to > 0) {
-    const from = Math.max(1, to - WINDOW + 1);
-    const events = await sessions.read(sessionId, {
+  for await (
+    const events of readBack(sessions, sessionId, {
       types: ["tool/call", "tool/result"],
-      from_seq: from,
-      to_seq: to,
       ...options,
-    });
+    })
+  ) {
     for (let i = events.length - 1; i >= 0; i--) {
       const payload = events[i]!.payload as {
         id?: unknown;
@@ -53,13 +51,9 @@ export async function currentPlan(
         return Array.isArray(todos) ? todos.map(planItem) : null;
       }
     }
-    to = from - 1;
   }
   return null;
 }
-
-/** Seqs read per window when looking back for the plan. */
-const WINDOW = 512;
 
 function planItem(todo: unknown): PlanItem {
   const { content, status, activeForm } = todo as Record<string, unknown>;

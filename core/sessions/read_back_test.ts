@@ -1,0 +1,101 @@
+/** `readBack`: a log read back from its head, a window of seqs at a time, stopping where the caller stops. */
+import assert from "node:assert/strict";
+import { createContext } from "@terret/hames";
+import { SessionLog } from "./session_log.ts";
+import { MemorySessionStore } from "./memory_store.ts";
+import { readBack } from "./read_back.ts";
+import type { StoreReadOptions } from "./store.ts";
+
+/** A session `s` of `head` events: `session/created`, then user messages, a tool call at every seventh seq. */
+async function session(head: number): Promise<SessionLog> {
+  const log = new SessionLog(createContext({ mode: "test" }), new MemorySessionStore());
+  await log.create({ session_id: "s" });
+  for (let seq = 2; seq <= head; seq++) {
+    await log.append(
+      "s",
+      seq % 7 === 0
+        ? { type: "tool/call", payload: { id: `c${seq}`, name: "Read", args: {} } }
+        : { type: "user/message", payload: { content: `m${seq}` } },
+    );
+  }
+  return log;
+}
+
+/** `log`, recording the seq range of every read. */
+function recorded(log: SessionLog): { sessions: SessionLog; reads: [number, number][] } {
+  const reads: [number, number][] = [];
+  const sessions = new Proxy(log, {
+    get(target, key) {
+      if (key === "read") {
+        return (id: string, options: StoreReadOptions = {}) => {
+          reads.push([options.from_seq ?? 1, options.to_seq ?? Infinity]);
+          return target.read(id, options);
+        };
+      }
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { sessions, reads };
+}
+
+Deno.test("readBack() yields every seq once, newest window first, each in seq order", async () => {
+  const log = await session(30);
+  const windows: number[][] = [];
+  for await (const events of readBack(log, "s", { window: 7 })) {
+    windows.push(events.map((event) => event.seq));
+  }
+  assert.deepStrictEqual(windows.map((seqs) => [seqs[0], seqs.at(-1)]), [
+    [24, 30],
+    [17, 23],
+    [10, 16],
+    [3, 9],
+    [1, 2],
+  ]);
+  assert.deepStrictEqual(windows.reverse().flat(), Array.from({ length: 30 }, (_, i) => i + 1));
+});
+
+Deno.test("readBack() with types steps over every seq and yields only those types, empty windows included", async () => {
+  const log = await session(30);
+  const windows: number[][] = [];
+  for await (const events of readBack(log, "s", { types: ["tool/call"], window: 5 })) {
+    windows.push(events.map((event) => event.seq));
+  }
+  // Windows [26, 30], [21, 25], [16, 20], [11, 15], [6, 10], [1, 5].
+  assert.deepStrictEqual(windows, [[28], [21], [], [14], [7], []]);
+});
+
+Deno.test("readBack() reads no further window once the caller stops, and never past the head it started from", async () => {
+  const log = await session(1_200);
+  const { sessions, reads } = recorded(log);
+  for await (const events of readBack(sessions, "s")) {
+    assert.equal(events.length, 512);
+    await log.append("s", { type: "user/message", payload: { content: "later" } });
+    break;
+  }
+  assert.deepStrictEqual(reads, [[689, 1_200]]);
+  const seen: number[] = [];
+  for await (const events of readBack(log, "s", { window: 1_000 })) {
+    if (seen.length === 0) {
+      await log.append("s", { type: "user/message", payload: { content: "late" } });
+    }
+    seen.push(...events.map((event) => event.seq));
+  }
+  assert.equal(Math.max(...seen), 1_201);
+  assert.equal(seen.length, 1_201);
+});
+
+Deno.test("readBack() of an unknown session yields nothing; a bad window and an aborted signal reject", async () => {
+  const log = await session(3);
+  for await (const _ of readBack(log, "unknown")) assert.fail("an unknown session has no window");
+  for (const window of [0, 1.5, Number.NaN, -3]) {
+    await assert.rejects(
+      readBack(log, "s", { window }).next(),
+      new RangeError(`Cannot read a log back: the window must be an integer >= 1, got ${window}`),
+    );
+  }
+  const controller = new AbortController();
+  const reason = new Error("stop");
+  controller.abort(reason);
+  await assert.rejects(readBack(log, "s", { signal: controller.signal }).next(), reason);
+});

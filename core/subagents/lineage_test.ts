@@ -1,0 +1,129 @@
+/** `readChildEnd`: how a child's last turn ended, read back from its head, as `childEnd` reads the whole log. */
+import assert from "node:assert/strict";
+import { createContext } from "@terret/hames";
+import { SessionLog } from "../sessions/session_log.ts";
+import { MemorySessionStore } from "../sessions/memory_store.ts";
+import type { StoreReadOptions } from "../sessions/store.ts";
+import { childEnd, readChildEnd } from "./lineage.ts";
+
+/** A small deterministic generator (mulberry32). */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Draft = { type: string; payload: unknown };
+
+/**
+ * A child's log after `session/created`: about `size` events in turns of messages and tool calls, each turn closed
+ * by a `turn/end` of any status, the last one left open about a third of the time.
+ */
+function childLog(next: () => number, size: number): Draft[] {
+  const drafts: Draft[] = [];
+  let open = false;
+  let n = 0;
+  const end = (): void => {
+    const status = ["completed", "failed", "cancelled", "rejected"][Math.floor(next() * 4)]!;
+    drafts.push({
+      type: "turn/end",
+      payload: status === "failed"
+        ? { status, error: { code: "ModelError", message: `broke ${n}` } }
+        : { status },
+    });
+    open = false;
+  };
+  while (drafts.length < size) {
+    const roll = next();
+    if (!open) {
+      drafts.push({ type: "turn/start", payload: {} });
+      open = true;
+    } else if (roll < 0.3) {
+      const parts = next() < 0.2
+        ? [{ type: "tool_call", id: `c${n}`, name: "Read", args: {} }]
+        : [{ type: "thinking", text: "hm" }, { type: "text", text: `answer ${n++}` }];
+      drafts.push({ type: "assistant/message", payload: { parts } });
+    } else if (roll < 0.33) {
+      end();
+    } else {
+      drafts.push({
+        type: "tool/call",
+        payload: { id: `t${drafts.length}`, name: "Read", args: {} },
+      });
+    }
+  }
+  if (open && next() < 0.7) end();
+  return drafts;
+}
+
+async function sessionOf(drafts: readonly Draft[]): Promise<SessionLog> {
+  const log = new SessionLog(createContext({ mode: "test" }), new MemorySessionStore());
+  await log.create({ session_id: "child" });
+  for (const draft of drafts) await log.append("child", draft);
+  return log;
+}
+
+/** `log`, recording the seq range of every read. */
+function recorded(log: SessionLog): { sessions: SessionLog; reads: [number, number][] } {
+  const reads: [number, number][] = [];
+  const sessions = new Proxy(log, {
+    get(target, key) {
+      if (key === "read") {
+        return (id: string, options: StoreReadOptions = {}) => {
+          reads.push([options.from_seq ?? 1, options.to_seq ?? Infinity]);
+          return target.read(id, options);
+        };
+      }
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { sessions, reads };
+}
+
+Deno.test("readChildEnd() equals childEnd() of the whole log, over logs of open and closed turns across windows", async () => {
+  const next = random(7);
+  const statuses = new Set<string | undefined>();
+  for (let round = 0; round < 40; round++) {
+    const size = round < 4 ? round : 1 + Math.floor(next() * 1_300);
+    const log = await sessionOf(childLog(next, size));
+    const want = childEnd(await log.read("child"));
+    assert.deepStrictEqual(
+      await readChildEnd(log, "child"),
+      want,
+      `round ${round} (${size} events)`,
+    );
+    statuses.add(want.status);
+  }
+  // Every outcome was met: each status and a turn still open.
+  assert.deepStrictEqual(
+    statuses,
+    new Set([undefined, "completed", "failed", "cancelled", "rejected"]),
+  );
+  assert.deepStrictEqual(await readChildEnd(await sessionOf([]), "child"), {
+    status: undefined,
+    text: "",
+  });
+});
+
+Deno.test("readChildEnd() of a child whose one turn holds 5,000 events reads one window from the head", async () => {
+  const drafts: Draft[] = [{ type: "turn/start", payload: {} }];
+  for (let i = 0; i < 5_000; i++) {
+    drafts.push({ type: "tool/call", payload: { id: `t${i}`, name: "Read", args: {} } });
+  }
+  drafts.push(
+    { type: "assistant/message", payload: { parts: [{ type: "text", text: "done" }] } },
+    { type: "turn/end", payload: { status: "completed" } },
+  );
+  const { sessions, reads } = recorded(await sessionOf(drafts));
+  assert.deepStrictEqual(await readChildEnd(sessions, "child"), {
+    status: "completed",
+    text: "done",
+  });
+  // session/created, turn/start, 5,000 calls, the message and turn/end: the head is 5,004.
+  assert.deepStrictEqual(reads, [[5_004 - 511, 5_004]]);
+});
