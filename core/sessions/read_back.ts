@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { EventLoopTurns } from "@terret/hames";
 import type { SessionEvent } from "./envelope.ts";
 import type { Sessions } from "./sessions.ts";
 
@@ -24,7 +25,9 @@ export const READ_BACK_WINDOW = 512;
  * A session's events from its head back to seq 1, a window of seqs at a time: each window is one read, in seq
  * order, and the windows come newest first (an empty one where no event of `types` falls in it). The head is read
  * once, at the start: events appended while the iteration runs are not in it. Stop iterating (`break`) when what
- * you look for is found, and no further window is read.
+ * you look for is found, and no further window is read. The event loop gets a turn ({@linkcode EventLoopTurns})
+ * before each window after the first, so reading back through a long session never holds sockets and other agents
+ * for more than one window's read.
  *
  * @throws {RangeError} for a window that is not an integer of at least 1
  *
@@ -56,7 +59,11 @@ export async function* readBack(
   const signal = options.signal === undefined ? {} : { signal: options.signal };
   const types = options.types === undefined ? {} : { types: options.types };
   let to = await sessions.head(sessionId, signal);
+  let turns: EventLoopTurns | undefined;
   while (to > 0) {
+    // The first window answers nearly every caller: only a read that goes further pays for turns.
+    if (turns === undefined) turns = new EventLoopTurns();
+    else await turns.turn();
     const from = Math.max(1, to - window + 1);
     yield await sessions.read(sessionId, { ...types, from_seq: from, to_seq: to, ...signal });
     to = from - 1;

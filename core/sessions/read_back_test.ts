@@ -1,5 +1,6 @@
 /** `readBack`: a log read back from its head, a window of seqs at a time, stopping where the caller stops. */
 import assert from "node:assert/strict";
+import { setImmediate } from "node:timers";
 import { createContext } from "@terret/hames";
 import { SessionLog } from "./session_log.ts";
 import { MemorySessionStore } from "./memory_store.ts";
@@ -98,4 +99,17 @@ Deno.test("readBack() of an unknown session yields nothing; a bad window and an 
   const reason = new Error("stop");
   controller.abort(reason);
   await assert.rejects(readBack(log, "s", { signal: controller.signal }).next(), reason);
+});
+
+Deno.test("readBack() gives the event loop a turn before each window after the first, never before the first", async () => {
+  const log = await session(40);
+  const { sessions, reads } = recorded(log);
+  let readsWhenATaskRan: number | undefined;
+  setImmediate(() => readsWhenATaskRan = reads.length);
+  const windows: number[] = [];
+  for await (const events of readBack(sessions, "s", { window: 10 })) windows.push(events.length);
+  assert.deepStrictEqual(windows, [10, 10, 10, 10]);
+  // The memory store answers at once: only a turn lets a task queued meanwhile run, and the first comes after the
+  // first window, before the second.
+  assert.equal(readsWhenATaskRan, 1);
 });
