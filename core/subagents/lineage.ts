@@ -5,6 +5,7 @@
  * @module
  */
 import type { SessionEvent } from "../sessions/envelope.ts";
+import { FoldCache } from "../sessions/_fold_cache.ts";
 import { readBack } from "../sessions/read_back.ts";
 import type { Sessions } from "../sessions/sessions.ts";
 
@@ -40,28 +41,72 @@ export const TASK_TOOL = "Task";
  * distinct `Task` calls, so it is the same after a restart and never reused. A session already holding another
  * call's child (a call made outside the loop) moves `n` on; the one holding this call's child is returned with
  * `existing: true`.
+ *
+ * @param calls the parents' Task calls kept between calls (the subagents service keeps one); without it, the
+ *   parent's tool calls are all read
  */
 export async function childIdFor(
   sessions: Sessions,
   parent: { readonly session_id: string; readonly agent_id: string; readonly call_id: string },
   signal?: AbortSignal,
+  calls: TaskCalls = new TaskCalls(sessions, 1),
 ): Promise<{ readonly id: string; readonly existing: boolean }> {
   const options = signal === undefined ? {} : { signal };
-  const calls = await sessions.read(parent.session_id, { types: ["tool/call"], ...options });
-  // Each distinct Task call's place (1-based), in log order: a Map, so a parent with thousands of them costs one
-  // pass, not one scan of the earlier ids per call.
-  const places = new Map<string, number>();
-  for (const event of calls) {
-    const { id, name } = event.payload as { id: string; name: string };
-    if (name === TASK_TOOL && !places.has(id)) places.set(id, places.size + 1);
-  }
-  for (let n = places.get(parent.call_id) ?? places.size + 1;; n++) {
+  for (let n = await calls.place(parent.session_id, parent.call_id, signal);; n++) {
     const id = `${parent.agent_id}.sub-${n}`;
     if (await sessions.head(id, options) === 0) return { id, existing: false };
     const meta = await subagentMeta(sessions, id, signal);
     if (meta?.call_id === parent.call_id && meta.parent_session_id === parent.session_id) {
       return { id, existing: true };
     }
+  }
+}
+
+/**
+ * Parents' `Task` calls, numbered in log order (the `n` of {@linkcode childIdFor}), kept per parent session (the
+ * least recently used dropped past `maxSessions`) and caught up from the log at each use. The log is append-only,
+ * so a parent's Task call reads only the tool calls made since its previous one, not every call it ever made, and
+ * the numbers are exactly those a read of the whole log gives (events another process appended included: the head
+ * is read each time).
+ */
+export class TaskCalls {
+  readonly #places: FoldCache<Map<string, number>>;
+
+  constructor(sessions: Sessions, maxSessions = 1_000) {
+    this.#places = new FoldCache<Map<string, number>>(
+      {
+        empty: () => new Map(),
+        fold(places, event) {
+          if (event.type !== "tool/call") return;
+          const { id, name } = event.payload as { id: string; name: string };
+          if (name === TASK_TOOL && !places.has(id)) places.set(id, places.size + 1);
+        },
+      },
+      {
+        head: (sessionId, signal) =>
+          sessions.head(sessionId, signal === undefined ? {} : { signal }),
+        read: (sessionId, from, to, signal) =>
+          sessions.read(sessionId, {
+            types: ["tool/call"],
+            from_seq: from,
+            to_seq: to,
+            ...(signal === undefined ? {} : { signal }),
+          }),
+      },
+      maxSessions,
+    );
+  }
+
+  /**
+   * The call's place (1-based) among the session's distinct Task calls; for a call the log does not hold, the place
+   * the next one takes.
+   */
+  place(sessionId: string, callId: string, signal?: AbortSignal): Promise<number> {
+    return this.#places.current(
+      sessionId,
+      signal,
+      (places) => places.get(callId) ?? places.size + 1,
+    );
   }
 }
 

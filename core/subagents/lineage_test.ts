@@ -3,8 +3,9 @@ import assert from "node:assert/strict";
 import { createContext } from "@terret/hames";
 import { SessionLog } from "../sessions/session_log.ts";
 import { MemorySessionStore } from "../sessions/memory_store.ts";
+import { SqliteSessionStore } from "../sessions/sqlite_store.ts";
 import type { StoreReadOptions } from "../sessions/store.ts";
-import { childEnd, readChildEnd } from "./lineage.ts";
+import { childEnd, readChildEnd, TaskCalls } from "./lineage.ts";
 
 /** A small deterministic generator (mulberry32). */
 function random(seed: number): () => number {
@@ -126,4 +127,86 @@ Deno.test("readChildEnd() of a child whose one turn holds 5,000 events reads one
   });
   // session/created, turn/start, 5,000 calls, the message and turn/end: the head is 5,004.
   assert.deepStrictEqual(reads, [[5_004 - 511, 5_004]]);
+});
+
+/** A parent whose log holds `calls`: `Task` ones and others, a Task id sometimes repeated (one call, not two). */
+async function appendCalls(log: SessionLog, calls: readonly [string, string][]): Promise<void> {
+  for (const [id, name] of calls) {
+    await log.append("parent", { type: "tool/call", payload: { id, name, args: {} } });
+  }
+}
+
+/** The reference: the call's place among the distinct Task calls of the whole log, counted plainly. */
+async function placeByReading(log: SessionLog, callId: string): Promise<number> {
+  const seen: string[] = [];
+  for (const event of await log.read("parent", { types: ["tool/call"] })) {
+    const { id, name } = event.payload as { id: string; name: string };
+    if (name === "Task" && !seen.includes(id)) seen.push(id);
+  }
+  const at = seen.indexOf(callId);
+  return at < 0 ? seen.length + 1 : at + 1;
+}
+
+Deno.test("TaskCalls numbers a parent's Task calls as a read of its whole log does, reading only what is new", async () => {
+  const next = random(11);
+  const log = new SessionLog(createContext({ mode: "test" }), new MemorySessionStore());
+  await log.create({ session_id: "parent" });
+  const { sessions, reads } = recorded(log);
+  const kept = new TaskCalls(sessions);
+  const ids: string[] = [];
+  let previous = 0;
+  for (let round = 0; round < 30; round++) {
+    const batch: [string, string][] = [];
+    for (let i = Math.floor(next() * 40); i >= 0; i--) {
+      const again = ids.length > 0 && next() < 0.1;
+      const id = again ? ids[Math.floor(next() * ids.length)]! : `call-${round}-${i}`;
+      const name = again || next() < 0.2 ? "Task" : "Bash";
+      if (name === "Task" && !again) ids.push(id);
+      batch.push([id, name]);
+    }
+    await appendCalls(log, batch);
+    const head = await log.head("parent");
+    reads.length = 0;
+    for (const id of [ids.at(-1) ?? "none", ids[0] ?? "none", "not-in-the-log"]) {
+      const whole = await placeByReading(log, id);
+      assert.equal(await kept.place("parent", id), whole, `round ${round}, call ${id}`);
+    }
+    // One catch-up read, of the events since the previous round's head.
+    assert.deepStrictEqual(reads, [[previous + 1, head]], `round ${round}`);
+    previous = head;
+  }
+  assert.equal(await kept.place("parent", ids[0]!), 1);
+  assert.equal(await kept.place("parent", "not-in-the-log"), ids.length + 1);
+});
+
+Deno.test("TaskCalls over a shared SQLite file counts the other process's calls; eviction and concurrent calls stay exact", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/shared.db`;
+    const stores = [SqliteSessionStore.open({ path }), SqliteSessionStore.open({ path })];
+    const [mine, theirs] = stores.map((store) =>
+      new SessionLog(createContext({ mode: "test" }), store)
+    ) as [SessionLog, SessionLog];
+    for (const id of ["parent", "other", "third"]) await mine.create({ session_id: id });
+    const calls = new TaskCalls(mine, 2);
+    await appendCalls(mine, [["a", "Task"], ["b", "Bash"]]);
+    assert.equal(await calls.place("parent", "a"), 1);
+    await appendCalls(theirs, [["c", "Task"], ["d", "Task"]]);
+    assert.equal(await calls.place("parent", "d"), 3);
+    // Two more parents push "parent" out (the cap is 2); it is read again, exactly.
+    for (const id of ["other", "third"]) {
+      await mine.append(id, { type: "tool/call", payload: { id: "x", name: "Task", args: {} } });
+      assert.equal(await calls.place(id, "x"), 1);
+    }
+    await appendCalls(theirs, [["e", "Task"]]);
+    const [e, d, next] = await Promise.all([
+      calls.place("parent", "e"),
+      calls.place("parent", "d"),
+      calls.place("parent", "later"),
+    ]);
+    assert.deepStrictEqual([e, d, next], [4, 3, 5]);
+    for (const store of stores) await store.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -25,6 +25,7 @@ import {
   readChildEnd,
   type SubagentMeta,
   subagentMeta,
+  TaskCalls,
 } from "./lineage.ts";
 import {
   type SubagentCall,
@@ -83,6 +84,8 @@ export class SubagentsService extends Service<SubagentsConfig> implements Subage
   }
 
   readonly #providers = new Map<string, SubagentProvider[]>();
+  /** The parents' Task calls, numbered: a child's id costs the parent's calls since its previous Task call. */
+  #taskCalls: TaskCalls | undefined;
   /** Children running per parent session. */
   readonly #running = new Map<string, number>();
 
@@ -91,6 +94,7 @@ export class SubagentsService extends Service<SubagentsConfig> implements Subage
   }
 
   override start(): void {
+    this.#taskCalls = new TaskCalls(this.ctx.get(SessionsKey));
     this.registerProvider(this.ctx, "agent", agentProvider(this.ctx));
     this.ctx.get(ToolsKey).register(this.ctx, createTaskTool(this));
   }
@@ -199,7 +203,7 @@ export class SubagentsService extends Service<SubagentsConfig> implements Subage
       ? budget.signal
       : AbortSignal.any([parentSignal, budget.signal]);
     try {
-      const child = await childIdFor(sessions, call, parentSignal);
+      const child = await childIdFor(sessions, call, parentSignal, this.#taskCalls);
       childId = child.id;
       if (child.existing) {
         const end = await readChildEnd(sessions, childId, parentSignal);
