@@ -159,23 +159,24 @@ export class SessionProjection<S> {
   }
 
   async #read(sessionId: string, read: PendingRead<S>): Promise<S | undefined> {
-    const events = await this.#sessions.read(sessionId, {
-      types: ["session/created", ...this.#options.types],
-    });
-    const first = events[0];
+    // Two reads: `session/created` is seq 1, and the projection's own types are often all sparse (a policy, a
+    // persona, a title), which the stores answer from their index; asked together, every event would be scanned.
+    const [first] = await this.#sessions.read(sessionId, { to_seq: 1 });
     if (first === undefined || first.type !== "session/created") return undefined;
+    const events = this.#types.size === 0
+      ? []
+      : (await this.#sessions.read(sessionId, { types: [...this.#types], from_seq: 2 }))
+        .filter((event) => this.#types.has(event.type));
     let state: S;
     const replay = this.#options.replay;
     if (replay !== undefined) {
-      state = replay(first, events.filter((event) => this.#types.has(event.type)));
+      state = replay(first, events);
     } else {
       state = this.#options.initial(first);
-      for (const event of events) {
-        if (this.#types.has(event.type)) state = this.#options.fold(state, event);
-      }
+      for (const event of events) state = this.#options.fold(state, event);
     }
     if (!read.stale && !this.#closed) {
-      this.#cache.set(sessionId, { state, seq: events.at(-1)!.seq });
+      this.#cache.set(sessionId, { state, seq: events.at(-1)?.seq ?? first.seq });
       while (this.#cache.size > this.#max) this.#cache.delete(this.#cache.keys().next().value!);
     }
     return state;

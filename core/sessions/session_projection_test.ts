@@ -9,9 +9,15 @@ async function setup() {
   const log = new SessionLog(ctx, new MemorySessionStore());
   // Created before the projection listens, so its first get reads the log.
   await log.create({ session_id: "s1" });
+  // Reads of the projection's events (each read of a session also reads its `session/created`, at seq 1).
   let reads = 0;
   const counted = Object.create(log, {
-    read: { value: (...args: Parameters<typeof log.read>) => (reads++, log.read(...args)) },
+    read: {
+      value: (...args: Parameters<typeof log.read>) => {
+        if (args[1]?.types !== undefined) reads++;
+        return log.read(...args);
+      },
+    },
   }) as SessionLog;
   const titles = new SessionProjection<string[]>(ctx, counted, {
     types: ["session/titled"],
@@ -105,4 +111,40 @@ Deno.test("SessionProjection caches a session created while it listens from its 
   await log.append("s2", { type: "session/titled", payload: { title: "new" } });
   assert.deepStrictEqual(await titles.get("s2"), ["created at seq 1", "new"]);
   assert.equal(reads(), 0);
+});
+
+Deno.test("SessionProjection reads a session as seq 1 and its own types apart, so sparse types are read from their index", async () => {
+  await using ctx = createContext({ mode: "test" });
+  const log = new SessionLog(ctx, new MemorySessionStore());
+  await log.create({ session_id: "s1" });
+  for (let i = 0; i < 5; i++) {
+    await log.append("s1", { type: "user/message", payload: { content: `m${i}` } });
+  }
+  await log.append("s1", { type: "session/titled", payload: { title: "t" } });
+  const asked: unknown[] = [];
+  const recorded = Object.create(log, {
+    read: {
+      value: (...args: Parameters<typeof log.read>) => {
+        asked.push([args[0], args[1]]);
+        return log.read(...args);
+      },
+    },
+  }) as SessionLog;
+  const titles = new SessionProjection<string[]>(ctx, recorded, {
+    types: ["session/titled"],
+    initial: (created) => [`created at seq ${created.seq}`],
+    fold: (
+      state,
+      event,
+    ) => [...state, `${(event.payload as { title: string }).title}@${event.seq}`],
+  });
+  assert.deepStrictEqual(await titles.get("s1"), ["created at seq 1", "t@7"]);
+  // A store answers a list of sparse types alone from their index; with `session/created` among them, it would scan.
+  assert.deepStrictEqual(asked, [
+    ["s1", { to_seq: 1 }],
+    ["s1", { types: ["session/titled"], from_seq: 2 }],
+  ]);
+  asked.length = 0;
+  assert.equal(await titles.get("unknown"), undefined);
+  assert.deepStrictEqual(asked, [["unknown", { to_seq: 1 }]]);
 });
