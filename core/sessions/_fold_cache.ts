@@ -5,7 +5,11 @@
  *
  * @module
  */
+import { EventLoopTurns } from "@terret/hames";
 import type { SessionEvent } from "./envelope.ts";
+
+/** Events folded between two turns of the event loop in one catch-up. */
+const FOLD_SLICE = 1_000;
 
 /** What a {@linkcode FoldCache} folds. */
 export interface SessionFold<S> {
@@ -155,7 +159,12 @@ export class FoldCache<S> {
     signal: AbortSignal | undefined,
   ): Promise<void> {
     const events = await this.#source.read(sessionId, entry.seq + 1, head, signal);
-    for (const event of events) {
+    // A long catch-up (an agent made resident again, its whole history folded) is folded in slices, with a turn of
+    // the event loop between them, so it never holds the other agents and sockets for its whole length.
+    let turns: EventLoopTurns | undefined;
+    for (let i = 0; i < events.length; i++) {
+      if (i > 0 && i % FOLD_SLICE === 0) await (turns ??= new EventLoopTurns()).turn();
+      const event = events[i]!;
       if (event.seq > entry.seq && event.seq <= head) this.#fold.fold(entry.state, event);
     }
     entry.seq = head;
