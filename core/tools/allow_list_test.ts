@@ -36,7 +36,9 @@ class CountingStore implements SessionStore {
     return this.inner.importSession(events);
   }
   async read(sessionId: string, options?: StoreReadOptions): Promise<SessionEvent[]> {
-    this.reads.push(`${sessionId}:${(options?.types ?? []).join(",")}`);
+    this.reads.push(
+      `${sessionId}:${options?.types?.join(",") ?? `seqs up to ${options?.to_seq ?? "the head"}`}`,
+    );
     const result = this.inner.read(sessionId, options);
     if (this.hold !== undefined) await this.hold;
     if (this.fail !== undefined) throw this.fail;
@@ -85,7 +87,8 @@ async function mount(
   return { ctx, store, sessions, tools: ctx.get(ToolsKey), allowList };
 }
 
-const READ_TYPES = "session/created,policy/updated";
+/** The store reads of one read of a session's policy: its `session/created` (seq 1), then its `policy/updated`. */
+const read = (id: string): string[] => [`${id}:seqs up to 1`, `${id}:policy/updated`];
 
 async function verdicts(
   policy: { check: ToolAllowList["check"] },
@@ -253,7 +256,7 @@ Deno.test("the session policy is read once, then updated log-first by a new poli
     "Bash: session",
     "Read: allowed",
   ]);
-  assert.deepStrictEqual(store.reads, [`s1:${READ_TYPES}`]);
+  assert.deepStrictEqual(store.reads, read("s1"));
   assert.equal(allowList!.isCached("s1"), true);
 
   await sessions.append("s1", { type: "policy/updated", payload: { allow: ["Bash"] } });
@@ -261,7 +264,7 @@ Deno.test("the session policy is read once, then updated log-first by a new poli
     "Read: session",
     "Bash: allowed",
   ]);
-  assert.deepStrictEqual(store.reads, [`s1:${READ_TYPES}`]);
+  assert.deepStrictEqual(store.reads, read("s1"));
 });
 
 Deno.test("concurrent first uses share one read; a read overtaken by a policy/updated is not cached", async () => {
@@ -271,7 +274,7 @@ Deno.test("concurrent first uses share one read; a read overtaken by a policy/up
     Array.from({ length: 10 }, () => allowList!.check("Bash", { session_id: "s1" })),
   );
   assert.deepStrictEqual(all.map((v) => v.allowed), Array(10).fill(true));
-  assert.deepStrictEqual(store.reads, [`s1:${READ_TYPES}`]);
+  assert.deepStrictEqual(store.reads, read("s1"));
 
   let release!: () => void;
   store.hold = new Promise((resolve) => release = resolve);
@@ -281,18 +284,22 @@ Deno.test("concurrent first uses share one read; a read overtaken by a policy/up
   store.hold = undefined;
   release();
   // The early check was made before the narrowing landed and may answer from before it; the late one, made
-  // after, must not share the early read.
-  assert.deepStrictEqual([(await early).allowed, (await late).allowed], [true, false]);
+  // after, must not share the early read. (Here the early read's policy read came after the narrowing too: the hold
+  // was on its seq-1 read.)
+  assert.deepStrictEqual([(await early).allowed, (await late).allowed], [false, false]);
+  // Two reads of s2, each its seq 1 (both held) and then its policy.
   assert.deepStrictEqual(store.reads, [
-    `s1:${READ_TYPES}`,
-    `s2:${READ_TYPES}`,
-    `s2:${READ_TYPES}`,
+    ...read("s1"),
+    "s2:seqs up to 1",
+    "s2:seqs up to 1",
+    "s2:policy/updated",
+    "s2:policy/updated",
   ]);
   assert.deepStrictEqual(await verdicts(allowList!, "s2", ["Bash", "Read"]), [
     "Bash: session",
     "Read: allowed",
   ]);
-  assert.equal(store.reads.length, 3);
+  assert.equal(store.reads.length, 6);
 });
 
 Deno.test("an unknown session is denied and never cached; once created it is known from its first event", async () => {
@@ -316,7 +323,8 @@ Deno.test("an unknown session is denied and never cached; once created it is kno
     "Read: allowed",
     "Bash: floor",
   ]);
-  assert.deepStrictEqual(store.reads, [`ghost:${READ_TYPES}`, `ghost:${READ_TYPES}`]);
+  // Each read of the unknown session stopped at its seq 1, which it did not have.
+  assert.deepStrictEqual(store.reads, ["ghost:seqs up to 1", "ghost:seqs up to 1"]);
   assert.equal(allowList!.isCached("ghost"), true);
 });
 
@@ -411,7 +419,7 @@ Deno.test("the cache keeps at most cache_sessions sessions, least recently used 
     false,
     true,
   ]);
-  assert.deepStrictEqual(store.reads.map((read) => read.split(":")[0]), ["s1", "s2", "s3"]);
+  assert.deepStrictEqual(store.reads, [...read("s1"), ...read("s2"), ...read("s3")]);
 });
 
 Deno.test("a log read failure denies the call with the reason and caches nothing", async () => {

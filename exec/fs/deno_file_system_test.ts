@@ -264,15 +264,16 @@ Deno.test("openChecked() refuses a handle whose identity changed after the lstat
   await using t = await tree();
   const path = `${t.ws}/a.txt`;
   const before = (await lstatOrUndefined(path))!;
-  // Swapped between the lstat and the open: a link (followed by open) and a different regular file.
-  await Deno.remove(path);
+  // Swapped between the lstat and the open: a link (followed by open) and a different regular file. The file lstat
+  // saw is moved aside, not removed, so no file made later can be given its inode number (file systems reuse freed
+  // ones, and a file that got it would be the same file to the check).
+  await Deno.rename(path, `${t.ws}/moved-aside`);
   await Deno.symlink(`${t.outside}/canary`, path);
   const message = `Cannot write "${path}": the file changed while it was being opened`;
   assert.deepStrictEqual(await failure(openChecked(path, before, { write: true }, "write")), [
     "Denied",
     message,
   ]);
-  // (Created before the removal so that it cannot reuse the inode number.)
   await Deno.writeTextFile(`${t.ws}/other`, "x");
   await Deno.remove(path);
   await Deno.rename(`${t.ws}/other`, path);
