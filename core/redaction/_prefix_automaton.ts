@@ -45,23 +45,18 @@ export class PrefixAutomaton {
 
   /**
    * Compiles a pattern source (JavaScript syntax, as compiled with the `u` flag); `undefined` for a pattern it
-   * cannot decide (anchors, lookaround, backreferences, `\p{…}`, flag modifiers) or that unrolls past its state cap.
+   * cannot decide (anchors, lookaround, backreferences, `\p{…}`, flag modifiers), that unrolls past its state cap or
+   * that nests groups deeper than the stack allows.
    */
   static compile(source: string): PrefixAutomaton | undefined {
-    let node: Node;
     try {
-      node = new Parser(source).parse();
-    } catch (error) {
-      if (error instanceof Unsupported) return undefined;
-      throw error;
-    }
-    const states: State[] = [];
-    try {
-      const { start, end } = build(node, states);
+      const states: State[] = [];
+      const { start, end } = build(new Parser(source).parse(), states);
       states[end]!.next = -1;
       return new PrefixAutomaton(states, start);
     } catch (error) {
-      if (error instanceof Unsupported) return undefined;
+      // Syntax it does not decide, or groups nested past the stack's depth: the marker is held, as without it.
+      if (error instanceof Unsupported || error instanceof RangeError) return undefined;
       throw error;
     }
   }
