@@ -5,7 +5,13 @@
  * queued or claimed is still seen.
  */
 import assert from "node:assert/strict";
-import { MemorySessionStore, type StoreReadOptions } from "@terret/core/sessions";
+import { type Context, definePlugin, type PluginLike } from "@terret/hames";
+import {
+  MemorySessionStore,
+  type SessionStore,
+  SessionStoreKey,
+  type StoreReadOptions,
+} from "@terret/core/sessions";
 import { createAgentStack, scriptedAdapter, textReply } from "@terret/core/testing";
 import { MemoryLeases, storeWithLeases } from "./_memory_leases.ts";
 
@@ -87,4 +93,65 @@ Deno.test("a leased agent's reads of its queued input start after what the log s
     (event.payload as { parts: { text: string }[] }).parts[0]!.text
   );
   assert.deepStrictEqual(answers, ["One.", "Two.", "Three.", "Four.", "From the other node."]);
+});
+
+/** A plugin providing `store` as the session store (no leases: one process drives its agents). */
+function storeOnly(store: SessionStore): PluginLike {
+  return definePlugin({
+    name: "test-recording-store",
+    provides: [SessionStoreKey],
+    apply(ctx: Context): void {
+      ctx.provide(SessionStoreKey, store);
+    },
+  });
+}
+
+Deno.test("an agent made resident again reads its queued input after what the log showed claimed as it left, and still runs input queued while it was out", async () => {
+  const queuedReads: number[] = [];
+  await using stack = await createAgentStack({
+    adapter: scriptedAdapter([
+      textReply("One."),
+      textReply("Two."),
+      textReply("While away."),
+      textReply("Three."),
+    ]),
+    store: { plugin: storeOnly(recordingStore(queuedReads)) },
+  });
+  let agent = await stack.agents.create({ agent_id: "a" });
+  const queuedSeqs: number[] = [];
+  for (const content of ["m1", "m2"]) {
+    queuedSeqs.push(await agent.enqueue({ kind: "message", content }));
+    await agent.idle();
+  }
+  await stack.agents.disposeAgent("a");
+  // Queued while no agent drove the session: durable in the log only.
+  const away = await stack.sessions.append("a", {
+    type: "input/queued",
+    payload: { kind: "message", content: "while away", wake: true },
+  });
+  queuedReads.length = 0;
+  agent = await stack.agents.ensure("a");
+  await agent.idle();
+  // The read as it came back started past the input it had claimed (not at seq 1), and found the one queued since.
+  assert.deepStrictEqual(queuedReads, [queuedSeqs[1]! + 1]);
+
+  await stack.agents.disposeAgent("a");
+  queuedReads.length = 0;
+  agent = await stack.agents.ensure("a");
+  queuedSeqs.push(await agent.enqueue({ kind: "message", content: "m3" }));
+  await agent.idle();
+  assert.ok(
+    queuedReads.length > 0 && queuedReads.every((from) => from > away.seq),
+    `${queuedReads}`,
+  );
+
+  const messages = (await stack.sessions.read("a", { types: ["user/message"] })).map((event) =>
+    event.payload as { content: string; queued_seq?: number }
+  );
+  assert.deepStrictEqual(messages, [
+    { content: "m1", queued_seq: queuedSeqs[0] },
+    { content: "m2", queued_seq: queuedSeqs[1] },
+    { content: "while away", queued_seq: away.seq },
+    { content: "m3", queued_seq: queuedSeqs[2] },
+  ]);
 });

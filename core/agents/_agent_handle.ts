@@ -71,8 +71,12 @@ export class AgentHandle implements Agent {
    * Every `input/queued` at or below this seq is claimed in the log: the leased agent's reads of its queued input
    * start after it, so each costs the input since the last, not the session's whole history.
    */
-  #settled = 0;
+  #settled: number;
 
+  /**
+   * @param pending the log's unclaimed input when the agent was made resident (queued again in its inbox)
+   * @param settled a seq at or below which every `input/queued` of the session is claimed (that read's `settled`)
+   */
   constructor(
     id: string,
     sessionId: string,
@@ -80,7 +84,9 @@ export class AgentHandle implements Agent {
     host: AgentHost,
     open: OpenTurn | undefined,
     pending: readonly PendingInput[] = [],
+    settled = 0,
   ) {
+    this.#settled = settled;
     this.id = id;
     this.session_id = sessionId;
     this.ctx = ctx;
@@ -102,6 +108,14 @@ export class AgentHandle implements Agent {
   /** The fencing token of the lease held now (undefined when unleased or not held). */
   get leaseToken(): number | undefined {
     return this.#keeper?.held === true ? this.#keeper.token : undefined;
+  }
+
+  /**
+   * A seq at or below which every `input/queued` of the session is claimed in the log (claims are never undone, so it
+   * stays true): where a later read of its queued input may start.
+   */
+  get settledSeq(): number {
+    return this.#settled;
   }
 
   /** The clock reading of the last use. */

@@ -24,7 +24,8 @@ import { AgentClockKey } from "./agent_clock.ts";
 import { AgentLeasesKey } from "./agent_leases.ts";
 import { AgentDisposed, type AgentDisposedPayload, AgentStatusChanged } from "./events.ts";
 import { findOpenTurn } from "./open_turn.ts";
-import { findPendingInput } from "./pending_input.ts";
+import { readPendingInput } from "./pending_input.ts";
+import { InputWatermarks } from "./_input_watermarks.ts";
 import { recoverQueuedInput } from "./_recover_input.ts";
 import { AgentsKey } from "./agents.ts";
 import { type AgentsConfig, agentsConfig } from "./agents_config.ts";
@@ -64,6 +65,8 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
   readonly #pendingSessions = new Set<string>();
   /** Evictions still disposing, by agent id: a creation of the same id waits for it. */
   readonly #evicting = new Map<string, Promise<void>>();
+  /** Where each session's queued input is known claimed, kept as its agent leaves memory (read from there next). */
+  readonly #watermarks = new InputWatermarks();
   #evictions = 0;
   #sweeper: ReturnType<typeof setInterval> | undefined;
   /** The periodic take-over of agents whose holder died (only with a lease provider). */
@@ -336,10 +339,17 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
     const sessions = this.ctx.get(SessionsKey);
     const signalOption = signal === undefined ? {} : { signal };
     let open = undefined;
-    let pending: Awaited<ReturnType<typeof findPendingInput>> = [];
-    if (await sessions.head(sessionId, signalOption) > 0) {
+    let queued: Awaited<ReturnType<typeof readPendingInput>> = {
+      pending: [],
+      through: 0,
+      settled: 0,
+    };
+    const head = await sessions.head(sessionId, signalOption);
+    if (head > 0) {
       open = await findOpenTurn(sessions, sessionId, signalOption);
-      pending = await findPendingInput(sessions, sessionId, signalOption);
+      // The log's unclaimed input, read after the watermark this session's last agent here left.
+      const after = this.#watermarks.get(sessionId, head);
+      queued = await readPendingInput(sessions, sessionId, { after, ...signalOption });
     } else {
       try {
         await sessions.create({
@@ -350,14 +360,15 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
       } catch (error) {
         if (!(error instanceof TerretError && error.code === "SessionExists")) throw error;
         open = await findOpenTurn(sessions, sessionId, signalOption);
-        pending = await findPendingInput(sessions, sessionId, signalOption);
+        queued = await readPendingInput(sessions, sessionId, signalOption);
       }
     }
+    const { pending, settled } = queued;
     if (this.#stopped) {
       throw new TerretError("AgentsStopped", `Cannot create agent "${id}": the service stopped`);
     }
     const ctx = this.#home!.fork(`agent:${id}`);
-    const agent = new AgentHandle(id, sessionId, ctx, this.#host(sessions), open, pending);
+    const agent = new AgentHandle(id, sessionId, ctx, this.#host(sessions), open, pending, settled);
     this.#agents.set(id, agent);
     this.#bySession.set(sessionId, agent);
     // Acknowledged input no step claimed before the restart or eviction is queued again, once, and wakes it.
@@ -404,10 +415,22 @@ export class AgentRegistry extends Service<AgentsConfig> implements Agents {
     }
     this.#agents.delete(agent.id);
     this.#bySession.delete(agent.session_id);
+    this.#watermarks.remember(agent.session_id, agent.settledSeq);
     agent.markDisposed();
     if (reason === "evicted") this.#evictions++;
     const done = (async () => {
       await agent.ctx.dispose();
+      if (reason !== "stopped") {
+        const sessions = this.ctx.maybe(SessionsKey);
+        if (sessions !== undefined) {
+          await this.#watermarks.settle(
+            sessions,
+            agent.session_id,
+            agent.settledSeq,
+            this.ctx.logger,
+          );
+        }
+      }
       // The derived history grows with the session: it leaves memory with the agent (read again on rehydration).
       this.ctx.maybe(SessionsKey)?.release(agent.session_id);
       this.ctx.emit(AgentDisposed, { agent_id: agent.id, session_id: agent.session_id, reason });
