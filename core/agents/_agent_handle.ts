@@ -68,8 +68,9 @@ export class AgentHandle implements Agent {
   /** A wake arrived while the pump ran, after it last looked at the inbox. */
   #again = false;
   /**
-   * Every `input/queued` at or below this seq is claimed in the log: the leased agent's reads of its queued input
-   * start after it, so each costs the input since the last, not the session's whole history.
+   * Every `input/queued` at or below this seq is claimed in the log: reads of its queued input (a leased agent's at
+   * each acquire and renewal, the registry's as it leaves memory) start after it, so each costs the input since the
+   * last, not the session's whole history.
    */
   #settled: number;
 
