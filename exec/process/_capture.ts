@@ -142,6 +142,8 @@ export function utf8Length(text: string): number {
 export class TailBuffer {
   readonly #limit: number;
   #chunks: string[] = [];
+  /** The UTF-8 size of each chunk, so a push never measures what it does not cut. */
+  #sizes: number[] = [];
   #bytes = 0;
   #dropped = 0;
 
@@ -163,27 +165,31 @@ export class TailBuffer {
     return this.#dropped;
   }
 
-  /** Appends text, dropping the oldest text past the limit. */
+  /**
+   * Appends text, dropping the oldest text past the limit (whole characters: a cut inside one drops all of it). Costs
+   * the text pushed and the text dropped, never the text kept.
+   */
   push(text: string): void {
     if (text.length === 0) return;
+    const size = utf8Length(text);
     this.#chunks.push(text);
-    this.#bytes += utf8Length(text);
+    this.#sizes.push(size);
+    this.#bytes += size;
     while (this.#bytes > this.#limit) {
-      const first = this.#chunks[0]!;
-      const size = utf8Length(first);
+      const first = this.#sizes[0]!;
       const excess = this.#bytes - this.#limit;
-      if (size <= excess) {
+      if (first <= excess) {
         this.#chunks.shift();
-        this.#bytes -= size;
-        this.#dropped += size;
+        this.#sizes.shift();
+        this.#bytes -= first;
+        this.#dropped += first;
         continue;
       }
-      const bytes = new TextEncoder().encode(first);
-      let cut = excess;
-      while (cut < bytes.length && (bytes[cut]! & 0xc0) === 0x80) cut++;
-      this.#chunks[0] = new TextDecoder().decode(bytes.subarray(cut));
-      this.#bytes -= cut;
-      this.#dropped += cut;
+      const [units, bytes] = frontCut(this.#chunks[0]!, excess);
+      this.#chunks[0] = this.#chunks[0]!.slice(units);
+      this.#sizes[0] = first - bytes;
+      this.#bytes -= bytes;
+      this.#dropped += bytes;
     }
   }
 
@@ -192,8 +198,29 @@ export class TailBuffer {
     const dropped = this.#dropped;
     const body = this.#chunks.join("");
     this.#chunks = [];
+    this.#sizes = [];
     this.#bytes = 0;
     this.#dropped = 0;
     return { text: dropped > 0 ? `[… ${dropped} bytes dropped …]\n${body}` : body, dropped };
   }
+}
+
+/**
+ * The shortest front of `text` holding at least `bytes` UTF-8 bytes, in whole characters (as {@linkcode utf8Length}
+ * counts them): its length in UTF-16 units and in bytes. Walks only that front.
+ */
+function frontCut(text: string, bytes: number): [number, number] {
+  let units = 0;
+  let cut = 0;
+  while (cut < bytes && units < text.length) {
+    const code = text.charCodeAt(units);
+    if (code < 0x80) cut += 1;
+    else if (code < 0x800) cut += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && units + 1 < text.length) {
+      cut += 4;
+      units++;
+    } else cut += 3;
+    units++;
+  }
+  return [units, cut];
 }
