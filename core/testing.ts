@@ -80,3 +80,5 @@ export {
   type ToolStack,
   type ToolStackOptions,
 } from "./tools/testing.ts";
+export { seededRandom } from "./testing/seeded_random.ts";
+export { type RecordedRead, recordReads } from "./sessions/testing.ts";

@@ -3,6 +3,7 @@
  * for any mix of calls, results, requests and verdicts.
  */
 import assert from "node:assert/strict";
+import { seededRandom } from "@terret/core/testing";
 import { createContext } from "@terret/hames";
 import { SessionLog } from "@terret/core";
 import { MemorySessionStore, type SessionEvent, SessionProjection } from "@terret/core/sessions";
@@ -14,23 +15,12 @@ import {
   replayApprovalState,
 } from "@terret/core/approvals";
 
-/** A deterministic generator (mulberry32), so every run checks the same sequences. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * A session of `count` events drawn from a few call and request ids, so requests repeat, verdicts arrive twice or
  * for unknown requests, calls are resumed, and results clear what they owe.
  */
 function session(seed: number, count: number): SessionEvent[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
   const calls = ["c1", "c2", "c3", "c4"];
   const requests = ["r1", "r2", "r3", "r4", "r5", "r6"];

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { seededRandom } from "../testing/seeded_random.ts";
 import { createParser } from "eventsource-parser";
 import { SseParser } from "./sse_parser.ts";
 
@@ -17,18 +18,6 @@ function reference(pieces: readonly string[]): Seen {
   const parser = createParser({ onEvent: (message) => seen.push([message.event, message.data]) });
   for (const piece of pieces) parser.feed(piece);
   return seen;
-}
-
-/** A small deterministic PRNG (mulberry32), so failures reproduce from the printed seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 Deno.test("SseParser dispatches data events and skips comments, ids and retries", () => {
@@ -77,7 +66,7 @@ Deno.test("SseParser matches eventsource-parser on 3,000 random streams split at
   ];
   const ends = ["\n", "\r\n", "\r"];
   for (let seed = 1; seed <= 3000; seed++) {
-    const random = prng(seed);
+    const random = seededRandom(seed);
     const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
     const bom = random() < 0.1 ? "\ufeff" : "";
     const count = 1 + Math.floor(random() * 12);

@@ -1,17 +1,7 @@
 import assert from "node:assert/strict";
+import { seededRandom } from "../testing/seeded_random.ts";
 import { PrefixAutomaton } from "./_prefix_automaton.ts";
 import { DEFAULT_REDACTION_PATTERNS } from "./redaction_plugin.ts";
-
-/** A small deterministic generator (mulberry32), so every run checks the same cases. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Case {
   readonly source: string;
@@ -86,7 +76,7 @@ function* strings(alphabet: readonly string[], max: number): Generator<string> {
 
 Deno.test("PrefixAutomaton: every beginning of a match is live, text it calls dead never starts one, live text does", () => {
   for (const [index, { source, alphabet, reach, match }] of CASES.entries()) {
-    const next = random(index + 1);
+    const next = seededRandom(index + 1);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
     const count = (min: number, max: number): number => min + Math.floor(next() * (max - min + 1));
     const automaton = PrefixAutomaton.compile(source);

@@ -1,11 +1,11 @@
 /** `readBack`: a log read back from its head, a window of seqs at a time, stopping where the caller stops. */
 import assert from "node:assert/strict";
+import { type RecordedRead, recordReads } from "../testing.ts";
 import { setImmediate } from "node:timers";
 import { createContext } from "@terret/hames";
 import { SessionLog } from "./session_log.ts";
 import { MemorySessionStore } from "./memory_store.ts";
 import { readBack } from "./read_back.ts";
-import type { StoreReadOptions } from "./store.ts";
 
 /** A session `s` of `head` events: `session/created`, then user messages, a tool call at every seventh seq. */
 async function session(head: number): Promise<SessionLog> {
@@ -22,23 +22,9 @@ async function session(head: number): Promise<SessionLog> {
   return log;
 }
 
-/** `log`, recording the seq range of every read. */
-function recorded(log: SessionLog): { sessions: SessionLog; reads: [number, number][] } {
-  const reads: [number, number][] = [];
-  const sessions = new Proxy(log, {
-    get(target, key) {
-      if (key === "read") {
-        return (id: string, options: StoreReadOptions = {}) => {
-          reads.push([options.from_seq ?? 1, options.to_seq ?? Infinity]);
-          return target.read(id, options);
-        };
-      }
-      const value = Reflect.get(target, key, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { sessions, reads };
-}
+/** The seq ranges of the recorded reads (`to` is Infinity for a read up to the head). */
+const ranges = (reads: readonly RecordedRead[]): number[][] =>
+  reads.map((read) => [read.from, read.to]);
 
 Deno.test("readBack() yields every seq once, newest window first, each in seq order", async () => {
   const log = await session(30);
@@ -68,13 +54,13 @@ Deno.test("readBack() with types steps over every seq and yields only those type
 
 Deno.test("readBack() reads no further window once the caller stops, and never past the head it started from", async () => {
   const log = await session(1_200);
-  const { sessions, reads } = recorded(log);
+  const { sessions, reads } = recordReads(log);
   for await (const events of readBack(sessions, "s")) {
     assert.equal(events.length, 512);
     await log.append("s", { type: "user/message", payload: { content: "later" } });
     break;
   }
-  assert.deepStrictEqual(reads, [[689, 1_200]]);
+  assert.deepStrictEqual(ranges(reads), [[689, 1_200]]);
   const seen: number[] = [];
   for await (const events of readBack(log, "s", { window: 1_000 })) {
     if (seen.length === 0) {
@@ -103,7 +89,7 @@ Deno.test("readBack() of an unknown session yields nothing; a bad window and an 
 
 Deno.test("readBack() gives the event loop a turn before each window after the first, never before the first", async () => {
   const log = await session(40);
-  const { sessions, reads } = recorded(log);
+  const { sessions, reads } = recordReads(log);
   let readsWhenATaskRan: number | undefined;
   setImmediate(() => readsWhenATaskRan = reads.length);
   const windows: number[] = [];

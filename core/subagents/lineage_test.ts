@@ -1,22 +1,11 @@
 /** `readChildEnd`: how a child's last turn ended, read back from its head, as `childEnd` reads the whole log. */
 import assert from "node:assert/strict";
+import { type RecordedRead, recordReads, seededRandom } from "../testing.ts";
 import { createContext } from "@terret/hames";
 import { SessionLog } from "../sessions/session_log.ts";
 import { MemorySessionStore } from "../sessions/memory_store.ts";
 import { SqliteSessionStore } from "../sessions/sqlite_store.ts";
-import type { StoreReadOptions } from "../sessions/store.ts";
 import { childEnd, readChildEnd, TaskCalls } from "./lineage.ts";
-
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Draft = { type: string; payload: unknown };
 
@@ -68,26 +57,12 @@ async function sessionOf(drafts: readonly Draft[]): Promise<SessionLog> {
   return log;
 }
 
-/** `log`, recording the seq range of every read. */
-function recorded(log: SessionLog): { sessions: SessionLog; reads: [number, number][] } {
-  const reads: [number, number][] = [];
-  const sessions = new Proxy(log, {
-    get(target, key) {
-      if (key === "read") {
-        return (id: string, options: StoreReadOptions = {}) => {
-          reads.push([options.from_seq ?? 1, options.to_seq ?? Infinity]);
-          return target.read(id, options);
-        };
-      }
-      const value = Reflect.get(target, key, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { sessions, reads };
-}
+/** The seq ranges of the recorded reads (`to` is Infinity for a read up to the head). */
+const ranges = (reads: readonly RecordedRead[]): number[][] =>
+  reads.map((read) => [read.from, read.to]);
 
 Deno.test("readChildEnd() equals childEnd() of the whole log, over logs of open and closed turns across windows", async () => {
-  const next = random(7);
+  const next = seededRandom(7);
   const statuses = new Set<string | undefined>();
   for (let round = 0; round < 40; round++) {
     const size = round < 4 ? round : 1 + Math.floor(next() * 1_300);
@@ -120,13 +95,13 @@ Deno.test("readChildEnd() of a child whose one turn holds 5,000 events reads one
     { type: "assistant/message", payload: { parts: [{ type: "text", text: "done" }] } },
     { type: "turn/end", payload: { status: "completed" } },
   );
-  const { sessions, reads } = recorded(await sessionOf(drafts));
+  const { sessions, reads } = recordReads(await sessionOf(drafts));
   assert.deepStrictEqual(await readChildEnd(sessions, "child"), {
     status: "completed",
     text: "done",
   });
   // session/created, turn/start, 5,000 calls, the message and turn/end: the head is 5,004.
-  assert.deepStrictEqual(reads, [[5_004 - 511, 5_004]]);
+  assert.deepStrictEqual(ranges(reads), [[5_004 - 511, 5_004]]);
 });
 
 /** A parent whose log holds `calls`: `Task` ones and others, a Task id sometimes repeated (one call, not two). */
@@ -148,10 +123,10 @@ async function placeByReading(log: SessionLog, callId: string): Promise<number> 
 }
 
 Deno.test("TaskCalls numbers a parent's Task calls as a read of its whole log does, reading only what is new", async () => {
-  const next = random(11);
+  const next = seededRandom(11);
   const log = new SessionLog(createContext({ mode: "test" }), new MemorySessionStore());
   await log.create({ session_id: "parent" });
-  const { sessions, reads } = recorded(log);
+  const { sessions, reads } = recordReads(log);
   const kept = new TaskCalls(sessions);
   const ids: string[] = [];
   let previous = 0;
@@ -172,7 +147,7 @@ Deno.test("TaskCalls numbers a parent's Task calls as a read of its whole log do
       assert.equal(await kept.place("parent", id), whole, `round ${round}, call ${id}`);
     }
     // One catch-up read, of the events since the previous round's head.
-    assert.deepStrictEqual(reads, [[previous + 1, head]], `round ${round}`);
+    assert.deepStrictEqual(ranges(reads), [[previous + 1, head]], `round ${round}`);
     previous = head;
   }
   assert.equal(await kept.place("parent", ids[0]!), 1);

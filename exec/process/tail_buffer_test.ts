@@ -1,17 +1,7 @@
 /** `TailBuffer`: the last `limit` bytes of a terminal's output between reads, in whole characters. */
 import assert from "node:assert/strict";
+import { seededRandom } from "@terret/core/testing";
 import { TailBuffer, utf8Length } from "./_capture.ts";
-
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The reference: every character kept in order, the oldest dropped one at a time while over the limit. */
 class PlainTail {
@@ -41,7 +31,7 @@ class PlainTail {
 }
 
 Deno.test("TailBuffer keeps what a character-by-character tail keeps, over random pushes of 1- to 4-byte characters", () => {
-  const next = random(3);
+  const next = seededRandom(3);
   const alphabet = ["a", "z", "\n", "é", "€", "😀"];
   let takes = 0;
   for (let round = 0; round < 200; round++) {

@@ -3,33 +3,16 @@
  * from its head a window at a time, so a long session costs the events since its last plan.
  */
 import assert from "node:assert/strict";
+import { type RecordedRead, recordReads } from "@terret/core/testing";
 import { createContext } from "@terret/hames";
 import { SessionLog, type Sessions } from "@terret/core";
-import { MemorySessionStore, type StoreReadOptions } from "@terret/core/sessions";
+import { MemorySessionStore } from "@terret/core/sessions";
 import { currentPlan, type PlanItem } from "./agent_plan.ts";
 
 const todos = (label: string) => [
   { content: `${label} one`, status: "completed", activeForm: `Doing ${label} one` },
   { content: `${label} two`, status: "in_progress", activeForm: `Doing ${label} two` },
 ];
-
-/** `sessions`, recording the range of every read. */
-function recording(sessions: Sessions): { sessions: Sessions; reads: [number, number][] } {
-  const reads: [number, number][] = [];
-  const proxy = new Proxy(sessions, {
-    get(target, key) {
-      if (key === "read") {
-        return (id: string, options: StoreReadOptions = {}) => {
-          reads.push([options.from_seq ?? 1, options.to_seq ?? Infinity]);
-          return target.read(id, options);
-        };
-      }
-      const value = Reflect.get(target, key, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { sessions: proxy, reads };
-}
 
 /**
  * A session whose events are `user/message` fillers, except the `TodoWrite` calls and results placed at the seqs
@@ -76,14 +59,18 @@ async function planOfWholeLog(sessions: Sessions): Promise<readonly PlanItem[] |
   return list === undefined ? null : list;
 }
 
+/** The seq ranges of the recorded reads (`to` is Infinity for a read up to the head). */
+const ranges = (reads: readonly RecordedRead[]): number[][] =>
+  reads.map((read) => [read.from, read.to]);
+
 Deno.test("a plan near the head is found in the last window of the log", async () => {
   const log = await sessionWith(
     3000,
     new Map([[2990, call("c1", "near")], [2991, result("c1", false)]]),
   );
-  const { sessions, reads } = recording(log);
+  const { sessions, reads } = recordReads(log);
   assert.deepStrictEqual(await currentPlan(sessions, "s"), todos("near"));
-  assert.deepStrictEqual(reads, [[2489, 3000]]);
+  assert.deepStrictEqual(ranges(reads), [[2489, 3000]]);
 });
 
 Deno.test("a plan whose call and result sit in different windows, behind a refused one, is still found", async () => {
@@ -99,11 +86,11 @@ Deno.test("a plan whose call and result sit in different windows, behind a refus
       [1001, result("c2", true)],
     ]),
   );
-  const { sessions, reads } = recording(log);
+  const { sessions, reads } = recordReads(log);
   const plan = await currentPlan(sessions, "s");
   assert.deepStrictEqual(plan, todos("kept"));
   assert.deepStrictEqual(plan, await planOfWholeLog(log));
-  assert.deepStrictEqual(reads, [[519, 1030], [7, 518]]);
+  assert.deepStrictEqual(ranges(reads), [[519, 1030], [7, 518]]);
 });
 
 Deno.test("a session without a successful TodoWrite has no plan, after reading back to its start", async () => {
@@ -111,8 +98,8 @@ Deno.test("a session without a successful TodoWrite has no plan, after reading b
     700,
     new Map([[100, call("c1", "refused")], [101, result("c1", true)]]),
   );
-  const { sessions, reads } = recording(log);
+  const { sessions, reads } = recordReads(log);
   assert.equal(await currentPlan(sessions, "s"), null);
-  assert.deepStrictEqual(reads, [[189, 700], [1, 188]]);
+  assert.deepStrictEqual(ranges(reads), [[189, 700], [1, 188]]);
   assert.equal(await currentPlan(log, "unknown"), null);
 });

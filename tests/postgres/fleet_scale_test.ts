@@ -17,6 +17,7 @@ import {
   fakeOpenRouter,
   type ReceivedRequest,
   type ScriptedResponse,
+  seededRandom,
   sse,
   sseResponse,
   textTurn,
@@ -39,18 +40,6 @@ const VICTIM = 2;
 const SEED = Number(Deno.env.get("TERRET_FLEET_SEED") ?? "20201");
 /** Per frame: generous, the machine is shared; a condition is awaited, never a duration. */
 const FRAME_MS = 180_000;
-
-/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const eventOf = (frame: Frame): SessionEvent => frame.event as SessionEvent;
 const agentName = (i: number): string => `agent-${String(i).padStart(3, "0")}`;
@@ -96,7 +85,7 @@ Deno.test({
   fn: async () => {
     // deno-lint-ignore no-console -- the seed replays the run (TERRET_FLEET_SEED)
     console.log(`fleet scale: seed ${SEED}`);
-    const random = prng(SEED);
+    const random = seededRandom(SEED);
     const home = NODES.map(() => writeTree({}));
     const trees = await Promise.all(home);
     await using shared = await writeTree({});
