@@ -120,19 +120,9 @@ function utf8Start(bytes: Uint8Array): number {
   return i;
 }
 
-/** The UTF-8 byte length of a string (without encoding it). */
+/** The UTF-8 byte length of a string (without encoding it): {@linkcode frontCut} of all of it. */
 export function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
+  return frontCut(text, Infinity)[1];
 }
 
 /**
@@ -206,8 +196,8 @@ export class TailBuffer {
 }
 
 /**
- * The shortest front of `text` holding at least `bytes` UTF-8 bytes, in whole characters (as {@linkcode utf8Length}
- * counts them): its length in UTF-16 units and in bytes. Walks only that front.
+ * The shortest front of `text` holding at least `bytes` UTF-8 bytes, in whole characters (a surrogate pair is one
+ * 4-byte character; a lone surrogate counts 3): its length in UTF-16 units and in bytes. Walks only that front.
  */
 function frontCut(text: string, bytes: number): [number, number] {
   let units = 0;
